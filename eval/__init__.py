@@ -1,0 +1,1 @@
+"""Evaluation: the duplicate-deal arena, reports and export (to come)."""

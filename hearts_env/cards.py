@@ -1,0 +1,171 @@
+"""Cards: the card-id and card-text contract, and 52-bit card sets.
+
+Contract (DESIGN.md section 2, relied on by game apps and exported models):
+
+* ``id = 13 * suit + rank`` with suits C=0, D=1, H=2, S=3 and ranks 2..A = 0..12,
+  so 2C=0, JD=22, hearts are 26..38, QS=49, AS=51. Each suit is a contiguous slice.
+* Card text is rank ``23456789TJQKA`` plus suit ``CDHS`` (``"QS"``, ``"TH"``). Parsing
+  also accepts ``10H``, ``q♠`` and lower case.
+
+Inside the engine a *set* of cards is one ``uint64`` whose bit ``id`` is set when the card is in
+the set ("bitboard"). A whole batch of hands is then an integer array, and the rules become a few
+integer operations per game instead of loops over 52 cards. ``to_mask``/``from_mask`` convert
+between bitboards and the ``[..., 52]`` boolean masks that agents and environments see.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import numpy as np
+
+NUM_CARDS = 52
+NUM_SUITS = 4
+NUM_RANKS = 13
+RANK_CHARS = "23456789TJQKA"
+SUIT_CHARS = "CDHS"
+SUIT_SYMBOLS = "♣♦♥♠"
+SUIT_NAMES = ("clubs", "diamonds", "hearts", "spades")
+CLUBS, DIAMONDS, HEARTS, SPADES = range(4)
+
+_SYMBOL_TO_SUIT = {sym: i for i, sym in enumerate(SUIT_SYMBOLS)}
+_SYMBOL_TO_SUIT.update({"♧": 0, "♢": 1, "♡": 2, "♤": 3})
+
+
+def card_id(suit: int, rank: int) -> int:
+    """The id of the card of ``suit`` (0..3) and ``rank`` (0 = two .. 12 = ace)."""
+    return NUM_RANKS * suit + rank
+
+
+def suit_of(card: int) -> int:
+    return card // NUM_RANKS
+
+
+def rank_of(card: int) -> int:
+    return card % NUM_RANKS
+
+
+def card_text(card: int) -> str:
+    """``"QS"`` style text of a card id."""
+    if not 0 <= int(card) < NUM_CARDS:
+        raise ValueError(f"card id {card!r} is out of range: card ids are 0..51")
+    return RANK_CHARS[card % NUM_RANKS] + SUIT_CHARS[card // NUM_RANKS]
+
+
+def card_symbol_text(card: int) -> str:
+    """``"Q♠"`` style text of a card id, for people."""
+    rank = RANK_CHARS[card % NUM_RANKS]
+    return ("10" if rank == "T" else rank) + SUIT_SYMBOLS[card // NUM_RANKS]
+
+
+def parse_card(text: str | int) -> int:
+    """The card id of a card text such as ``"QS"``, ``"10h"``, ``"q♠"``; ids pass through.
+
+    Raises ``ValueError`` naming the text and the accepted forms.
+    """
+    if isinstance(text, (int, np.integer)):
+        card_text(int(text))  # raises for ids outside 0..51
+        return int(text)
+    cleaned = str(text).strip().upper()
+    if len(cleaned) >= 2:
+        rank_part, suit_part = cleaned[:-1], cleaned[-1]
+        if rank_part == "10":
+            rank_part = "T"
+        suit = SUIT_CHARS.find(suit_part) if suit_part in SUIT_CHARS else _SYMBOL_TO_SUIT.get(suit_part, -1)
+        if len(rank_part) == 1 and rank_part in RANK_CHARS and suit >= 0:
+            return card_id(suit, RANK_CHARS.index(rank_part))
+    raise ValueError(
+        f"{text!r} is not a card: write a rank from {RANK_CHARS} (or 10) and a suit from "
+        f"{SUIT_CHARS} or {SUIT_SYMBOLS}, e.g. 'QS', '10H', 'q♠'"
+    )
+
+
+def parse_cards(texts: Iterable[str | int] | str) -> list[int]:
+    """Card ids of several card texts; a single string may separate them by spaces or commas."""
+    if isinstance(texts, str):
+        texts = texts.replace(",", " ").split()
+    return [parse_card(t) for t in texts]
+
+
+# ---------------------------------------------------------------------------------------------
+# 52-bit card sets
+# ---------------------------------------------------------------------------------------------
+
+#: ``BIT[c]`` is the one-card set holding card ``c``.
+BIT = np.left_shift(np.uint64(1), np.arange(NUM_CARDS, dtype=np.uint64))
+#: ``SUIT_BITS[s]`` is the set of all 13 cards of suit ``s``.
+SUIT_BITS = np.array([np.uint64(0x1FFF) << np.uint64(13 * s) for s in range(NUM_SUITS)], dtype=np.uint64)
+ALL_BITS = np.uint64((1 << NUM_CARDS) - 1)
+NO_CARDS = np.uint64(0)
+QUEEN_OF_SPADES = card_id(SPADES, 10)
+JACK_OF_DIAMONDS = card_id(DIAMONDS, 9)
+TWO_OF_CLUBS = card_id(CLUBS, 0)
+
+
+def bits_of(cards: Iterable[int]) -> np.uint64:
+    """The card set holding ``cards`` (ids)."""
+    out = 0
+    for c in cards:
+        out |= 1 << int(c)
+    return np.uint64(out)
+
+
+def cards_of(bits: int | np.integer) -> list[int]:
+    """The card ids in one card set, ascending."""
+    value = int(bits)
+    return [c for c in range(NUM_CARDS) if value >> c & 1]
+
+
+def count(bits: np.ndarray) -> np.ndarray:
+    """Number of cards in each set (elementwise popcount)."""
+    return np.bitwise_count(np.asarray(bits, dtype=np.uint64))
+
+
+def to_mask(bits: np.ndarray) -> np.ndarray:
+    """``[...]`` card sets -> ``[..., 52]`` boolean masks."""
+    bits = np.ascontiguousarray(bits, dtype="<u8")
+    as_bytes = bits.reshape(-1, 1).view(np.uint8)
+    mask = np.unpackbits(as_bytes, axis=1, count=NUM_CARDS, bitorder="little")
+    return mask.reshape(bits.shape + (NUM_CARDS,)).astype(bool)
+
+
+def from_mask(mask: np.ndarray) -> np.ndarray:
+    """``[..., 52]`` boolean masks -> ``[...]`` card sets."""
+    mask = np.asarray(mask, dtype=bool)
+    lead = mask.shape[:-1]
+    packed = np.packbits(mask.reshape(-1, NUM_CARDS), axis=1, bitorder="little")
+    padded = np.zeros((packed.shape[0], 8), dtype=np.uint8)
+    padded[:, : packed.shape[1]] = packed
+    return padded.view("<u8").reshape(lead).astype(np.uint64)
+
+
+def lowest_card(bits: np.ndarray) -> np.ndarray:
+    """Id of the lowest card in each non-empty set (undefined for empty sets)."""
+    bits = np.asarray(bits, dtype=np.uint64)
+    lowest = bits & (~bits + np.uint64(1))
+    return np.bitwise_count(lowest - np.uint64(1)).astype(np.int64)
+
+
+def highest_card(bits: np.ndarray) -> np.ndarray:
+    """Id of the highest card in each non-empty set (undefined for empty sets)."""
+    bits = np.asarray(bits, dtype=np.uint64)
+    # Smear the top bit downwards, then count: the count of ones is highest id + 1.
+    x = bits.copy()
+    for shift in (1, 2, 4, 8, 16, 32):
+        x |= x >> np.uint64(shift)
+    return np.bitwise_count(x).astype(np.int64) - 1
+
+
+def nth_card(bits: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """Id of the ``n``-th lowest card (0-based) of each set; ``n`` must be below its count."""
+    x = np.array(bits, dtype=np.uint64)
+    n = np.asarray(n)
+    for k in range(int(n.max(initial=0))):
+        drop = n > k
+        x = np.where(drop, x & (x - np.uint64(1)), x)  # clear the lowest card
+    return lowest_card(x)
+
+
+def format_cards(cards: Iterable[int], symbols: bool = False) -> str:
+    text = card_symbol_text if symbols else card_text
+    return " ".join(text(c) for c in cards)

@@ -1,0 +1,264 @@
+"""The one rules API: start games, list legal actions, step every game of a batch at once.
+
+Everything that plays Hearts (the PettingZoo and Gymnasium envs, training, the arena, the play
+mode) goes through these functions; no rule is implemented anywhere else.
+
+* ``init(rules, batch_size, seed)``: a batch of new games, each dealt from its own seed.
+* ``from_deal(rules, hands, ...)`` / ``from_deals``: games set up from given cards and hand number
+  (replays, duplicate deals, search).
+* ``legal_mask(state)``: ``[N, 52]`` bool, exactly the legal cards of the seat to act.
+* ``step(state, actions)``: one action per game for the seat to act, returns the next state.
+  An illegal action raises :class:`IllegalActionError`, naming the card and the legal ones, and
+  leaves the state untouched. Finished games stay finished (their action is ignored).
+  ``step_inplace`` does the same on the given state (fast path for loops that own their state).
+
+A game runs hand after hand: when a hand ends it is scored, totals are updated, and unless the
+game is over the next hand is dealt from the game's seed and the hand number. Episodes of one
+hand read ``last_hand_points`` and ``hand_number`` to see a hand end.
+
+The phase of each game is ``state.PASS`` (seats pick cards to pass, seat 0 first), ``state.PLAY``
+or ``state.OVER``. The step is validate, then apply: pass pick or card play, then trick, hand and
+game resolution for just the games that reached them, then the new legal sets.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from . import cards, deal, passing, play, scoring
+from .rules import Rules
+from .state import OVER, PASS, PHASE_NAMES, PLAY, State
+
+
+class IllegalActionError(ValueError):
+    """An action that is not legal for the seat to act; the state was left unchanged."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Starting games
+# ---------------------------------------------------------------------------------------------
+
+
+def init(rules: Rules, batch_size: int, seed: int = 0) -> State:
+    """``batch_size`` new games, scores 0, first hand dealt; game ``i`` uses ``game_seeds(seed)[i]``."""
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+    return init_from_seeds(rules, deal.game_seeds(seed, batch_size))
+
+
+def init_from_seeds(rules: Rules, seeds: np.ndarray, hand_number: np.ndarray | int = 0) -> State:
+    """New games with the given per-game seeds, starting at ``hand_number`` (scores 0)."""
+    seeds = np.asarray(seeds, dtype=np.uint64).reshape(-1)
+    state = State.empty(rules, seeds.size)
+    state.seed[:] = seeds
+    state.hand_number[:] = hand_number
+    games = np.arange(seeds.size)
+    hands, dead = deal.deal(rules, seeds, state.hand_number)
+    _start_hand(state, games, hands, dead)
+    _update_legal(state)
+    return state
+
+
+def from_deal(
+    rules: Rules,
+    hands: Sequence[Sequence[str | int]],
+    hand_number: int = 0,
+    scores: Sequence[int] | None = None,
+    seed: int = 0,
+) -> State:
+    """One game (batch of 1) from given hands, listed by seat as card texts or ids.
+
+    ``hand_number`` fixes the pass direction; ``scores`` the totals so far; ``seed`` deals the
+    hands after this one. The cards not in any hand are the dead cards; every hand must have
+    ``rules.hand_size`` cards from the rules' deck, no card twice.
+    """
+    owner = deal_from_hands(rules, hands)
+    return from_deals(rules, owner[None, :], [hand_number], None if scores is None else [scores], [seed])
+
+
+def from_deals(
+    rules: Rules,
+    owners: np.ndarray,
+    hand_numbers: Sequence[int] | np.ndarray,
+    scores: np.ndarray | Sequence[Sequence[int]] | None = None,
+    seeds: Sequence[int] | np.ndarray | None = None,
+) -> State:
+    """Games from deals given as ``owners[G, 52]``: the seat dealt each card, -1 for dead or absent."""
+    owners = np.asarray(owners, dtype=np.int64)
+    g = owners.shape[0]
+    check_deals(rules, owners)
+    state = State.empty(rules, g)
+    state.seed[:] = np.zeros(g, dtype=np.uint64) if seeds is None else np.asarray(seeds, dtype=np.uint64)
+    state.hand_number[:] = hand_numbers
+    if scores is not None:
+        state.scores[:] = np.asarray(scores, dtype=np.int64).reshape(g, rules.num_players)
+    seat_bits = [(owners == p) for p in range(rules.num_players)]
+    hands = np.stack([cards.from_mask(m) for m in seat_bits], axis=1)
+    dead = cards.from_mask(owners < 0) & rules.deck_bits
+    _start_hand(state, np.arange(g), hands, dead)
+    _update_legal(state)
+    return state
+
+
+def deal_from_hands(rules: Rules, hands: Sequence[Sequence[str | int]]) -> np.ndarray:
+    """``owner[52]`` (seat per card, -1 for none) from hands listed by seat; checked."""
+    if len(hands) != rules.num_players:
+        raise ValueError(f"a deal needs {rules.num_players} hands (one per seat), got {len(hands)}")
+    owner = np.full(cards.NUM_CARDS, -1, dtype=np.int64)
+    for seat, hand in enumerate(hands):
+        for card in cards.parse_cards(hand):
+            if owner[card] >= 0:
+                raise ValueError(f"{cards.card_text(card)} is dealt twice (seats {owner[card]} and {seat})")
+            owner[card] = seat
+    check_deals(rules, owner[None, :])
+    return owner
+
+
+def check_deals(rules: Rules, owners: np.ndarray) -> None:
+    """Raise ``ValueError`` unless every deal fits the rules: hand sizes, deck, dead cards."""
+    if owners.ndim != 2 or owners.shape[1] != cards.NUM_CARDS:
+        raise ValueError(f"deals must have shape [games, 52], got {owners.shape}")
+    deck = cards.to_mask(np.array(rules.deck_bits))
+    for g, owner in enumerate(owners):
+        outside = np.flatnonzero((owner >= 0) & ~deck)
+        if outside.size:
+            raise ValueError(f"deal {g}: {cards.format_cards(outside)} not in the {rules.deck} deck")
+        if ((owner < -1) | (owner >= rules.num_players)).any():
+            raise ValueError(f"deal {g}: seats must be -1 (dead) or 0..{rules.num_players - 1}")
+        sizes = np.bincount(owner[owner >= 0], minlength=rules.num_players)
+        if (sizes != rules.hand_size).any():
+            raise ValueError(f"deal {g}: every hand needs {rules.hand_size} cards, got {sizes.tolist()}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Stepping
+# ---------------------------------------------------------------------------------------------
+
+
+def legal_mask(state: State) -> np.ndarray:
+    """``[N, 52]`` bool: the legal actions of the seat to act (all False for finished games)."""
+    return cards.to_mask(state.legal)
+
+
+def step(state: State, actions: np.ndarray | Sequence[int]) -> State:
+    """The state after each game's seat to act takes its action; ``state`` is not modified."""
+    actions = validate_actions(state, actions)
+    after = state.copy()
+    _apply(after, actions)
+    return after
+
+
+def step_inplace(state: State, actions: np.ndarray | Sequence[int]) -> None:
+    """Like :func:`step` but updates ``state`` itself (after validating, so an error changes nothing)."""
+    _apply(state, validate_actions(state, actions))
+
+
+def validate_actions(state: State, actions: np.ndarray | Sequence[int]) -> np.ndarray:
+    """The actions as int64, or :class:`IllegalActionError` naming the first illegal one."""
+    actions = np.asarray(actions)
+    if actions.shape != (state.batch_size,):
+        raise IllegalActionError(
+            f"expected one action per game, shape ({state.batch_size},); got shape {actions.shape}"
+        )
+    if not np.issubdtype(actions.dtype, np.integer):
+        raise IllegalActionError(f"actions must be integer card ids 0..51, got dtype {actions.dtype}")
+    actions = actions.astype(np.int64)
+    live = state.phase != OVER
+    in_range = (actions >= 0) & (actions < cards.NUM_CARDS)
+    safe = np.where(in_range, actions, 0).astype(np.uint64)
+    ok = ~live | (in_range & ((state.legal >> safe) & np.uint64(1)).astype(bool))
+    if not ok.all():
+        game = int(np.flatnonzero(~ok)[0])
+        raise IllegalActionError(describe_illegal(state, game, int(actions[game])))
+    return np.where(live, actions, 0)
+
+
+def describe_illegal(state: State, game: int, action: int) -> str:
+    legal = cards.format_cards(cards.cards_of(state.legal[game]))
+    what = cards.card_text(action) if 0 <= action < cards.NUM_CARDS else f"action {action} (not a card id 0..51)"
+    phase = PHASE_NAMES[state.phase[game]]
+    where = f"game {game}: " if state.batch_size > 1 else ""
+    return f"{where}player {state.current_player[game]} cannot {phase} {what}; legal: {legal}"
+
+
+def _apply(state: State, actions: np.ndarray) -> None:
+    phase = state.phase
+    passing_games = np.flatnonzero(phase == PASS)
+    playing_games = np.flatnonzero(phase == PLAY)
+    if passing_games.size:
+        exchanged = passing.choose(state, passing_games, actions[passing_games])
+        if exchanged.size:
+            passing.exchange(state, exchanged)
+            _start_play(state, exchanged)
+    if playing_games.size:
+        tricks_done = play.play_card(state, playing_games, actions[playing_games])
+        if tricks_done.size:
+            hands_done = play.finish_trick(state, tricks_done)
+            if hands_done.size:
+                _finish_hand(state, hands_done)
+    _update_legal(state)
+
+
+def _update_legal(state: State) -> None:
+    """Recompute the legal set of every game's seat to act."""
+    legal = np.zeros(state.batch_size, dtype=np.uint64)
+    passing_games = np.flatnonzero(state.phase == PASS)
+    playing_games = np.flatnonzero(state.phase == PLAY)
+    if passing_games.size:
+        legal[passing_games] = passing.legal_passes(state, passing_games)
+    if playing_games.size:
+        legal[playing_games] = play.legal_plays(state, playing_games)
+    state.legal = legal
+
+
+# ---------------------------------------------------------------------------------------------
+# Hands and games
+# ---------------------------------------------------------------------------------------------
+
+
+def _start_hand(state: State, games: np.ndarray, hands: np.ndarray, dead: np.ndarray) -> None:
+    """Lay out freshly dealt hands; a hand with a pass starts in PASS, else straight in PLAY."""
+    state.dealt[games] = hands
+    state.hands[games] = hands
+    state.dead[games] = dead
+    for name in ("passed", "played", "taken"):
+        getattr(state, name)[games] = 0
+    state.voids[games] = False
+    state.trick[games] = -1
+    state.num_in_trick[games] = 0
+    state.trick_number[games] = 0
+    state.hearts_broken[games] = False
+    with_pass = passing.pass_offset(state, games) != 0
+    state.phase[games[with_pass]] = PASS
+    state.current_player[games[with_pass]] = 0
+    if (~with_pass).any():
+        _start_play(state, games[~with_pass])
+
+
+def _start_play(state: State, games: np.ndarray) -> None:
+    """The holder of the opening card leads the first trick."""
+    opening = play.opening_card_bits(state, games)
+    leader = ((state.hands[games] & opening[:, None]) != 0).argmax(axis=1)
+    state.phase[games] = PLAY
+    state.leader[games] = leader
+    state.current_player[games] = leader
+
+
+def _finish_hand(state: State, games: np.ndarray) -> None:
+    """Score the hand, end the games that are decided, deal the next hand to the others."""
+    rules = state.rules
+    points = scoring.hand_points(rules, state.taken[games], state.dead[games], state.scores[games])
+    totals = state.scores[games] + points
+    state.scores[games] = totals
+    state.last_hand_points[games] = points
+    over = scoring.game_over(rules, totals)
+    finished, going_on = games[over], games[~over]
+    state.phase[finished] = OVER
+    state.current_player[finished] = -1
+    state.winner[finished] = totals[over].argmin(axis=1)
+    if going_on.size:
+        state.hand_number[going_on] += 1
+        hands, dead = deal.deal(rules, state.seed[going_on], state.hand_number[going_on])
+        _start_hand(state, going_on, hands, dead)

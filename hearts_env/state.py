@@ -1,0 +1,126 @@
+"""The batch-first game state: one row per game, fixed shapes, plain NumPy arrays.
+
+Card sets are ``uint64`` bitboards (bit ``id`` set = card present, see ``cards``). ``N`` is the
+batch size and ``P`` the number of players. The state holds only what the rules need; everything
+else (points this hand, who may act, the pass direction) is derived from it by the rule modules.
+
+Layout (``shape dtype``: meaning)::
+
+    seed            [N]     uint64  per-game seed; hand h's deal is a pure function of (seed, h)
+    hand_number     [N]     int64   hands started so far minus one (0 = first hand)
+    phase           [N]     int64   PASS, PLAY or OVER (game finished)
+    current_player  [N]     int64   seat to act; -1 when the game is over
+    scores          [N, P]  int64   game totals before the current hand
+    last_hand_points[N, P]  int64   penalty points the last finished hand gave each seat
+    dealt           [N, P]  uint64  each hand as dealt, before passing
+    dead            [N]     uint64  cards set aside and seen by nobody (two-player game)
+    hands           [N, P]  uint64  cards each seat holds now
+    passed          [N, P]  uint64  cards each seat chose to pass (kept after the exchange)
+    played          [N, P]  uint64  cards each seat has played this hand
+    taken           [N, P]  uint64  cards each seat has won in tricks this hand
+    voids           [N, P, 4] bool  seat p showed it has no cards of suit s (failed to follow)
+    trick           [N, P]  int64   card each seat played to the current trick, -1 = none yet
+    leader          [N]     int64   seat that led the current trick
+    num_in_trick    [N]     int64   cards played to the current trick so far
+    trick_number    [N]     int64   tricks finished this hand (0 on the first trick)
+    hearts_broken   [N]     bool    hearts may be led
+    legal           [N]     uint64  the legal cards of the player to act (empty when over)
+    winner          [N]     int64   seat that won the game, -1 while it goes on
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from .rules import Rules
+
+PASS, PLAY, OVER = 0, 1, 2
+PHASE_NAMES = ("pass", "play", "over")
+
+_ARRAY_FIELDS = (
+    "seed", "hand_number", "phase", "current_player", "scores", "last_hand_points", "dealt",
+    "dead", "hands", "passed", "played", "taken", "voids", "trick", "leader", "num_in_trick",
+    "trick_number", "hearts_broken", "legal", "winner",
+)
+
+
+@dataclasses.dataclass(eq=False)
+class State:
+    """A batch of Hearts games under one ``Rules``. Build it with ``engine.init`` or ``engine.from_deal``."""
+
+    rules: Rules
+    seed: np.ndarray
+    hand_number: np.ndarray
+    phase: np.ndarray
+    current_player: np.ndarray
+    scores: np.ndarray
+    last_hand_points: np.ndarray
+    dealt: np.ndarray
+    dead: np.ndarray
+    hands: np.ndarray
+    passed: np.ndarray
+    played: np.ndarray
+    taken: np.ndarray
+    voids: np.ndarray
+    trick: np.ndarray
+    leader: np.ndarray
+    num_in_trick: np.ndarray
+    trick_number: np.ndarray
+    hearts_broken: np.ndarray
+    legal: np.ndarray
+    winner: np.ndarray
+
+    @classmethod
+    def empty(cls, rules: Rules, batch_size: int) -> "State":
+        n, p = batch_size, rules.num_players
+        i64 = lambda *shape: np.zeros(shape, dtype=np.int64)  # noqa: E731
+        u64 = lambda *shape: np.zeros(shape, dtype=np.uint64)  # noqa: E731
+        return cls(
+            rules=rules, seed=u64(n), hand_number=i64(n), phase=i64(n), current_player=i64(n),
+            scores=i64(n, p), last_hand_points=i64(n, p), dealt=u64(n, p), dead=u64(n),
+            hands=u64(n, p), passed=u64(n, p), played=u64(n, p), taken=u64(n, p),
+            voids=np.zeros((n, p, 4), dtype=bool), trick=np.full((n, p), -1, dtype=np.int64),
+            leader=i64(n), num_in_trick=i64(n), trick_number=i64(n),
+            hearts_broken=np.zeros(n, dtype=bool), legal=u64(n), winner=np.full(n, -1, dtype=np.int64),
+        )
+
+    @property
+    def batch_size(self) -> int:
+        return self.phase.shape[0]
+
+    @property
+    def num_players(self) -> int:
+        return self.rules.num_players
+
+    @property
+    def done(self) -> np.ndarray:
+        """Which games are over."""
+        return self.phase == OVER
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        return {name: getattr(self, name) for name in _ARRAY_FIELDS}
+
+    def copy(self) -> "State":
+        """A deep copy: stepping the copy leaves this state untouched."""
+        return State(rules=self.rules, **{k: v.copy() for k, v in self.arrays().items()})
+
+    def take(self, games) -> "State":
+        """The sub-batch of the given game indices (a copy)."""
+        games = np.atleast_1d(np.asarray(games))
+        return State(rules=self.rules, **{k: v[games].copy() for k, v in self.arrays().items()})
+
+    @classmethod
+    def concatenate(cls, states: list["State"]) -> "State":
+        """One batch holding the games of several states with the same rules, in order."""
+        rules = states[0].rules
+        if any(s.rules != rules for s in states):
+            raise ValueError("cannot concatenate states played under different rules")
+        return cls(rules=rules, **{k: np.concatenate([getattr(s, k) for s in states]) for k in _ARRAY_FIELDS})
+
+    def equals(self, other: "State") -> bool:
+        """Same rules and the same value in every array."""
+        return self.rules == other.rules and all(
+            np.array_equal(a, getattr(other, k)) for k, a in self.arrays().items()
+        )

@@ -1,0 +1,1 @@
+"""Training: PPO self-play on the batched engine (to come)."""
