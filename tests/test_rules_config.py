@@ -1,0 +1,98 @@
+import pytest
+
+from hearts_env import Rules, RulesError
+from hearts_env.cli import load_rules
+
+
+def test_presets():
+    assert Rules.preset("classic").target_score == 100
+    assert Rules.preset("quick").target_score == 50
+    assert Rules.preset("long").target_score == 150
+    two = Rules.preset("two_player")
+    assert (two.num_players, two.deck_size, two.dead_cards, two.hand_size) == (2, 28, 2, 13)
+    assert two.trump_suit == "H" and two.moon_points == 20
+    assert two.opening_lead == ("2C", "4C", "6C")
+
+
+def test_classic_defaults_follow_the_rule_texts():
+    r = Rules.preset("classic")
+    assert r.pass_cycle == ("left", "right", "across", "none") and r.pass_count == 3
+    assert r.first_trick_protection and r.hearts_must_be_broken
+    assert not r.queen_breaks_hearts and not r.queen_waits_for_hearts
+    assert r.moon == "add_to_others" and r.moon_points == 26
+    assert not r.jack_of_diamonds_bonus and r.trump_suit is None
+
+
+def test_rules_are_frozen_and_hashable():
+    r = Rules.preset("classic")
+    with pytest.raises(Exception):
+        r.target_score = 5
+    assert hash(r) == hash(Rules.preset("classic").replace())
+
+
+def test_round_trip_dict():
+    for name in ("classic", "quick", "long", "two_player"):
+        r = Rules.preset(name)
+        assert Rules.from_dict(r.to_dict()) == r
+
+
+@pytest.mark.parametrize(
+    "changes, field",
+    [
+        ({"moon": "sometimes"}, "moon"),
+        ({"num_players": 3}, "num_players"),
+        ({"target_score": 0}, "target_score"),
+        ({"dead_cards": 1}, "dead_cards"),
+        ({"pass_cycle": []}, "pass_cycle"),
+        ({"pass_cycle": ["left", "sideways"]}, "pass_cycle"),
+        ({"pass_count": 14}, "pass_count"),
+        ({"opening_lead": ["3D"], "deck": "short28", "num_players": 2, "dead_cards": 2,
+          "pass_cycle": ["none"]}, "opening_lead"),
+        ({"trump_suit": "X"}, "trump_suit"),
+        ({"colour": "red"}, "colour"),
+    ],
+)
+def test_invalid_rules_name_the_field(changes, field):
+    with pytest.raises(RulesError, match=field):
+        Rules.preset("classic").replace(**changes)
+
+
+def test_across_needs_four_players():
+    with pytest.raises(RulesError, match="across"):
+        Rules.preset("two_player").replace(pass_cycle=["left", "across"])
+
+
+def test_two_player_opening_needs_fallbacks_for_dead_cards():
+    with pytest.raises(RulesError, match="opening_lead"):
+        Rules.preset("two_player").replace(opening_lead=["2C", "4C"])
+
+
+def test_unknown_preset():
+    with pytest.raises(RulesError, match="presets are"):
+        Rules.preset("speedy")
+
+
+def test_load_rules_file_and_overrides(tmp_path):
+    path = tmp_path / "r.yaml"
+    path.write_text("preset: classic\njack_of_diamonds_bonus: true\n")
+    r = load_rules(str(path), ["moon=subtract_from_self", "target_score=75"])
+    assert r.jack_of_diamonds_bonus and r.moon == "subtract_from_self" and r.target_score == 75
+
+
+def test_load_rules_bad_input(tmp_path):
+    with pytest.raises(RulesError, match="neither a preset"):
+        load_rules("nope.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("- just\n- a list\n")
+    with pytest.raises(RulesError, match="mapping"):
+        load_rules(str(bad))
+    with pytest.raises(RulesError, match="KEY=VALUE"):
+        load_rules("classic", ["moon"])
+    with pytest.raises(RulesError, match="moon_pointz"):
+        load_rules("classic", ["moon_pointz=3"])
+
+
+def test_shipped_rules_configs_load():
+    import pathlib
+    for path in pathlib.Path(__file__).parent.parent.joinpath("configs", "rules").glob("*.yaml"):
+        load_rules(str(path))
