@@ -11,7 +11,7 @@ import numpy as np
 
 from . import cards
 from .constants import constants
-from .state import State
+from .state import State, flat
 
 
 def opening_card_bits(state: State, games: np.ndarray) -> np.ndarray:
@@ -27,13 +27,13 @@ def opening_card_bits(state: State, games: np.ndarray) -> np.ndarray:
 def legal_plays(state: State, games: np.ndarray) -> np.ndarray:
     """The legal cards of the seat to act in each game (which must be in the play phase)."""
     c = constants(state.rules)
-    seat = state.current_player[games]
-    hand = state.hands[games, seat]
+    p = c.num_players
+    hand = flat(state.hands)[games * p + state.current_player[games]]
     leading = state.num_in_trick[games] == 0
     first_trick = state.trick_number[games] == 0
-    led_suit = np.where(leading, 0, state.trick[games, state.leader[games]] // cards.NUM_RANKS)
+    led_card = flat(state.trick)[games * p + state.leader[games]]
     # 1. Follow suit if you can; otherwise any card.
-    of_led_suit = hand & cards.SUIT_BITS[led_suit]
+    of_led_suit = hand & cards.SUIT_BITS[np.maximum(led_card, 0) // cards.NUM_RANKS]
     legal = np.where(~leading & (of_led_suit != 0), of_led_suit, hand)
     # 2. The first trick is opened with the opening card (2C, or its fallback when it is dead).
     legal = np.where(leading & first_trick, opening_card_bits(state, games), legal)
@@ -52,27 +52,33 @@ def legal_plays(state: State, games: np.ndarray) -> np.ndarray:
 def play_card(state: State, games: np.ndarray, actions: np.ndarray) -> np.ndarray:
     """Play one card per game; returns the games whose trick is now complete."""
     c = constants(state.rules)
+    p = c.num_players
     seat = state.current_player[games]
+    at = games * p + seat  # index into the flattened [N, P] arrays
     bit = cards.BIT[actions]
-    state.hands[games, seat] &= ~bit
-    state.played[games, seat] |= bit
-    state.trick[games, seat] = actions
+    hands, played = flat(state.hands), flat(state.played)
+    hands[at] = hands[at] & ~bit
+    played[at] = played[at] | bit
+    flat(state.trick)[at] = actions
     suit = actions // cards.NUM_RANKS
-    leading = state.num_in_trick[games] == 0
-    led_suit = np.where(leading, suit, state.trick[games, state.leader[games]] // cards.NUM_RANKS)
+    in_trick = state.num_in_trick[games]
+    leading = in_trick == 0
+    led_suit = np.where(leading, suit, flat(state.trick)[games * p + state.leader[games]] // cards.NUM_RANKS)
     not_following = suit != led_suit
     # A seat that does not follow shows everyone it is void in the led suit.
-    state.voids[games, seat, led_suit] |= not_following
+    if not_following.any():
+        flat(state.voids)[(at * cards.NUM_SUITS + led_suit)[not_following]] = True
     # Hearts break when a heart is played to a trick led in another suit (a discard or, with
     # hearts trump, a ruff); optionally also when Q♠ is played.
     breaks = not_following & (suit == cards.HEARTS)
     if state.rules.queen_breaks_hearts:
         breaks |= actions == cards.QUEEN_OF_SPADES
-    state.hearts_broken[games] |= breaks
-    in_trick = state.num_in_trick[games] + 1
-    complete = in_trick == c.num_players
+    if breaks.any():
+        state.hearts_broken[games[breaks]] = True
+    in_trick += 1
+    complete = in_trick == p
     state.num_in_trick[games] = np.where(complete, 0, in_trick)
-    state.current_player[games] = (seat + 1) % c.num_players
+    state.current_player[games] = (seat + 1) % p
     return games[complete]
 
 
@@ -94,7 +100,12 @@ def finish_trick(state: State, games: np.ndarray) -> np.ndarray:
     c = constants(state.rules)
     trick = state.trick[games]
     winner = trick_winner(trick, state.leader[games], c.trump)
-    state.taken[games, winner] |= np.bitwise_or.reduce(cards.BIT[trick], axis=1)
+    won = cards.BIT[trick[:, 0]]
+    for seat in range(1, c.num_players):
+        won = won | cards.BIT[trick[:, seat]]
+    taken = flat(state.taken)
+    at = games * c.num_players + winner
+    taken[at] = taken[at] | won
     state.trick[games] = -1
     state.leader[games] = winner
     state.current_player[games] = winner

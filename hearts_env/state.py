@@ -39,6 +39,13 @@ from .rules import Rules
 PASS, PLAY, OVER = 0, 1, 2
 PHASE_NAMES = ("pass", "play", "over")
 
+def flat(array: np.ndarray) -> np.ndarray:
+    """A 1-D view of a state array, for fast ``game * P + seat`` indexing (never a copy)."""
+    view = array.view()
+    view.shape = (-1,)  # raises instead of copying if the array is not contiguous
+    return view
+
+
 _ARRAY_FIELDS = (
     "seed", "hand_number", "phase", "current_player", "scores", "last_hand_points", "dealt",
     "dead", "hands", "passed", "played", "taken", "voids", "trick", "leader", "num_in_trick",

@@ -1,0 +1,46 @@
+import json
+
+import pytest
+
+from hearts_env import bench, cli, Rules
+
+
+def test_bench_json_reports_every_batch_size(capsys):
+    assert cli.main(["bench", "--batch-sizes", "1,16", "--seconds", "0.05", "--json", "--no-open-spiel"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    rows = {r["batch_size"]: r for r in report["results"]}
+    assert set(rows) == {1, 16}
+    for row in rows.values():
+        assert row["name"] == "hearts_env"
+        assert row["hands_per_s"] > 0 and row["decisions_per_s"] > row["hands_per_s"]
+        assert row["peak_memory_mb"] > 0
+
+
+def test_bench_counts_whole_hands():
+    result = bench.bench_engine(Rules.preset("classic"), 8, seconds=0.2)
+    # A classic hand averages 61 decisions (52 plays, 12 picks on three hands in four).
+    assert 45 < result.decisions_per_s / result.hands_per_s < 80
+
+
+def test_open_spiel_reference_when_installed():
+    pytest.importorskip("pyspiel")
+    result = bench.bench_open_spiel(0.2)
+    assert result.hands_per_s > 0 and 50 < result.decisions_per_s / result.hands_per_s < 70
+
+
+def test_demo_plays_a_whole_game(capsys):
+    assert cli.main(["demo", "--no-bench", "--seed", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "game over: player_" in out and "♠" in out
+
+
+def test_demo_two_player(capsys):
+    assert cli.main(["demo", "--no-bench", "--rules", "two_player"]) == 0
+    assert "game over" in capsys.readouterr().out
+
+
+def test_bad_rules_option_exits_with_message(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["bench", "--rule", "moon=sometimes"])
+    assert exit_info.value.code == 2
+    assert "moon" in capsys.readouterr().err
