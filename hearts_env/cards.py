@@ -121,12 +121,17 @@ def count(bits: np.ndarray) -> np.ndarray:
     return np.bitwise_count(np.asarray(bits, dtype=np.uint64))
 
 
+def unpack(bits: np.ndarray) -> np.ndarray:
+    """``[...]`` card sets -> ``[..., 52]`` uint8 0/1 (card ``c`` at position ``c``)."""
+    shape = np.shape(bits)
+    as_bytes = np.ascontiguousarray(bits, dtype="<u8").reshape(-1, 1).view(np.uint8)
+    mask = np.unpackbits(as_bytes, axis=1, count=NUM_CARDS, bitorder="little")
+    return mask.reshape(shape + (NUM_CARDS,))
+
+
 def to_mask(bits: np.ndarray) -> np.ndarray:
     """``[...]`` card sets -> ``[..., 52]`` boolean masks."""
-    bits = np.ascontiguousarray(bits, dtype="<u8")
-    as_bytes = bits.reshape(-1, 1).view(np.uint8)
-    mask = np.unpackbits(as_bytes, axis=1, count=NUM_CARDS, bitorder="little")
-    return mask.reshape(bits.shape + (NUM_CARDS,)).astype(bool)
+    return unpack(bits).view(bool)
 
 
 def from_mask(mask: np.ndarray) -> np.ndarray:
