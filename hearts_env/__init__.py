@@ -11,3 +11,15 @@ __all__ = [
     "cards", "engine", "IllegalActionError", "from_deal", "from_deals", "init", "legal_mask", "step",
     "step_inplace", "PRESETS", "Rules", "RulesError", "OVER", "PASS", "PLAY", "State", "__version__",
 ]
+
+
+def __getattr__(name):
+    # The PettingZoo and Gymnasium faces load on first use, so engine-only users skip their imports.
+    if name in ("env", "raw_env"):
+        from . import aec
+
+        return getattr(aec, name)
+    raise AttributeError(f"module 'hearts_env' has no attribute {name!r}")
+
+
+from . import registration  # noqa: E402,F401  (registers the Gymnasium and PettingZoo ids)

@@ -11,6 +11,7 @@ mode) goes through these functions; no rule is implemented anywhere else.
   An illegal action raises :class:`IllegalActionError`, naming the card and the legal ones, and
   leaves the state untouched. Finished games stay finished (their action is ignored).
   ``step_inplace`` does the same on the given state (fast path for loops that own their state).
+  Both take an optional ``games`` selection: only those games act (the others wait).
 
 A game runs hand after hand: when a hand ends it is scored, totals are updated, and unless the
 game is over the next hand is dealt from the game's seed and the hand number. Episodes of one
@@ -41,19 +42,29 @@ class IllegalActionError(ValueError):
 # ---------------------------------------------------------------------------------------------
 
 
-def init(rules: Rules, batch_size: int, seed: int = 0) -> State:
-    """``batch_size`` new games, scores 0, first hand dealt; game ``i`` uses ``game_seeds(seed)[i]``."""
+def init(
+    rules: Rules, batch_size: int, seed: int = 0, hand_number: np.ndarray | int = 0, single_hand: bool = False
+) -> State:
+    """``batch_size`` new games, scores 0, first hand dealt; game ``i`` uses ``game_seeds(seed)[i]``.
+
+    ``hand_number`` sets the first hand (and so its pass direction); with ``single_hand`` each
+    game stops (phase OVER) when that hand is scored: one-hand episodes.
+    """
     if batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, got {batch_size}")
-    return init_from_seeds(rules, deal.game_seeds(seed, batch_size))
+    return init_from_seeds(rules, deal.game_seeds(seed, batch_size), hand_number, single_hand)
 
 
-def init_from_seeds(rules: Rules, seeds: np.ndarray, hand_number: np.ndarray | int = 0) -> State:
+def init_from_seeds(
+    rules: Rules, seeds: np.ndarray, hand_number: np.ndarray | int = 0, single_hand: bool = False
+) -> State:
     """New games with the given per-game seeds, starting at ``hand_number`` (scores 0)."""
     seeds = np.asarray(seeds, dtype=np.uint64).reshape(-1)
     state = State.empty(rules, seeds.size)
     state.seed[:] = seeds
     state.hand_number[:] = hand_number
+    if single_hand:
+        state.final_hand[:] = state.hand_number
     games = np.arange(seeds.size)
     hands, dead = deal.deal(rules, seeds, state.hand_number)
     _start_hand(state, games, hands, dead)
@@ -67,6 +78,7 @@ def from_deal(
     hand_number: int = 0,
     scores: Sequence[int] | None = None,
     seed: int = 0,
+    single_hand: bool = False,
 ) -> State:
     """One game (batch of 1) from given hands, listed by seat as card texts or ids.
 
@@ -75,7 +87,9 @@ def from_deal(
     ``rules.hand_size`` cards from the rules' deck, no card twice.
     """
     owner = deal_from_hands(rules, hands)
-    return from_deals(rules, owner[None, :], [hand_number], None if scores is None else [scores], [seed])
+    return from_deals(
+        rules, owner[None, :], [hand_number], None if scores is None else [scores], [seed], single_hand
+    )
 
 
 def from_deals(
@@ -84,14 +98,20 @@ def from_deals(
     hand_numbers: Sequence[int] | np.ndarray,
     scores: np.ndarray | Sequence[Sequence[int]] | None = None,
     seeds: Sequence[int] | np.ndarray | None = None,
+    single_hand: bool = False,
 ) -> State:
-    """Games from deals given as ``owners[G, 52]``: the seat dealt each card, -1 for dead or absent."""
+    """Games from deals given as ``owners[G, 52]``: the seat dealt each card, -1 for dead or absent.
+
+    ``seeds`` deal the hands after these; ``single_hand`` stops each game after this hand.
+    """
     owners = np.asarray(owners, dtype=np.int64)
     g = owners.shape[0]
     check_deals(rules, owners)
     state = State.empty(rules, g)
     state.seed[:] = np.zeros(g, dtype=np.uint64) if seeds is None else np.asarray(seeds, dtype=np.uint64)
     state.hand_number[:] = hand_numbers
+    if single_hand:
+        state.final_hand[:] = state.hand_number
     if scores is not None:
         state.scores[:] = np.asarray(scores, dtype=np.int64).reshape(g, rules.num_players)
     seat_bits = [(owners == p) for p in range(rules.num_players)]
@@ -142,21 +162,27 @@ def legal_mask(state: State) -> np.ndarray:
     return cards.to_mask(state.legal)
 
 
-def step(state: State, actions: np.ndarray | Sequence[int]) -> State:
-    """The state after each game's seat to act takes its action; ``state`` is not modified."""
-    actions = validate_actions(state, actions)
+def step(state: State, actions: np.ndarray | Sequence[int], games: np.ndarray | None = None) -> State:
+    """The state after each game's seat to act takes its action; ``state`` is not modified.
+
+    With ``games`` (indices or a boolean mask) only those games act; the others stay as they are
+    and their entries of ``actions`` are ignored.
+    """
+    acting = validate_actions(state, actions, games)
     after = state.copy()
-    _apply(after, actions)
+    _apply(after, *acting)
     return after
 
 
-def step_inplace(state: State, actions: np.ndarray | Sequence[int]) -> None:
+def step_inplace(state: State, actions: np.ndarray | Sequence[int], games: np.ndarray | None = None) -> None:
     """Like :func:`step` but updates ``state`` itself (after validating, so an error changes nothing)."""
-    _apply(state, validate_actions(state, actions))
+    _apply(state, *validate_actions(state, actions, games))
 
 
-def validate_actions(state: State, actions: np.ndarray | Sequence[int]) -> np.ndarray:
-    """The actions as int64, or :class:`IllegalActionError` naming the first illegal one."""
+def validate_actions(
+    state: State, actions: np.ndarray | Sequence[int], games: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(actions as int64, which games act)``, or :class:`IllegalActionError` naming the first illegal one."""
     actions = np.asarray(actions)
     if actions.shape != (state.batch_size,):
         raise IllegalActionError(
@@ -165,14 +191,18 @@ def validate_actions(state: State, actions: np.ndarray | Sequence[int]) -> np.nd
     if not np.issubdtype(actions.dtype, np.integer):
         raise IllegalActionError(f"actions must be integer card ids 0..51, got dtype {actions.dtype}")
     actions = actions.astype(np.int64)
-    live = state.phase != OVER
+    acting = state.phase != OVER
+    if games is not None:
+        chosen = np.zeros(state.batch_size, dtype=bool)
+        chosen[games] = True
+        acting &= chosen
     in_range = (actions >= 0) & (actions < cards.NUM_CARDS)
     safe = np.where(in_range, actions, 0).astype(np.uint64)
-    ok = ~live | (in_range & ((state.legal >> safe) & np.uint64(1)).astype(bool))
+    ok = ~acting | (in_range & ((state.legal >> safe) & np.uint64(1)).astype(bool))
     if not ok.all():
         game = int(np.flatnonzero(~ok)[0])
         raise IllegalActionError(describe_illegal(state, game, int(actions[game])))
-    return np.where(live, actions, 0)
+    return np.where(acting, actions, 0), acting
 
 
 def describe_illegal(state: State, game: int, action: int) -> str:
@@ -183,10 +213,10 @@ def describe_illegal(state: State, game: int, action: int) -> str:
     return f"{where}player {state.current_player[game]} cannot {phase} {what}; legal: {legal}"
 
 
-def _apply(state: State, actions: np.ndarray) -> None:
+def _apply(state: State, actions: np.ndarray, acting: np.ndarray) -> None:
     phase = state.phase
-    passing_games = np.flatnonzero(phase == PASS)
-    playing_games = np.flatnonzero(phase == PLAY)
+    passing_games = np.flatnonzero((phase == PASS) & acting)
+    playing_games = np.flatnonzero((phase == PLAY) & acting)
     if passing_games.size:
         exchanged = passing.choose(state, passing_games, actions[passing_games])
         if exchanged.size:
@@ -253,11 +283,12 @@ def _finish_hand(state: State, games: np.ndarray) -> None:
     totals = state.scores[games] + points
     state.scores[games] = totals
     state.last_hand_points[games] = points
-    over = scoring.game_over(rules, totals)
+    decided = scoring.game_over(rules, totals)
+    state.winner[games[decided]] = totals[decided].argmin(axis=1)
+    over = decided | (state.hand_number[games] == state.final_hand[games])
     finished, going_on = games[over], games[~over]
     state.phase[finished] = OVER
     state.current_player[finished] = -1
-    state.winner[finished] = totals[over].argmin(axis=1)
     if going_on.size:
         state.hand_number[going_on] += 1
         hands, dead = deal.deal(rules, state.seed[going_on], state.hand_number[going_on])

@@ -97,11 +97,18 @@ class Rules(BaseModel):
             raise ValueError(f"opening_lead lists a card twice: {value}")
         return tuple(cards.card_text(c) for c in ids)
 
-    @field_validator("dead_cards", "pass_count")
+    @field_validator("dead_cards")
     @classmethod
     def _not_negative(cls, value: int) -> int:
         if value < 0:
             raise ValueError("must be 0 or more")
+        return value
+
+    @field_validator("pass_count")
+    @classmethod
+    def _at_least_one(cls, value: int) -> int:
+        if value < 1:
+            raise ValueError("must be at least 1 (for no passing use pass_cycle: ['none'])")
         return value
 
     @field_validator("target_score", "moon_points")

@@ -25,7 +25,12 @@ Layout (``shape dtype``: meaning)::
     trick_number    [N]     int64   tricks finished this hand (0 on the first trick)
     hearts_broken   [N]     bool    hearts may be led
     legal           [N]     uint64  the legal cards of the player to act (empty when over)
-    winner          [N]     int64   seat that won the game, -1 while it goes on
+    winner          [N]     int64   seat that won the game, -1 while it goes on (or not decided)
+    final_hand      [N]     int64   hand number after which play stops (single-hand episodes), -1 = none
+
+A game in phase OVER takes no more actions: either the game is decided (``winner`` >= 0) or its
+``final_hand`` was played (``winner`` stays -1 unless that hand also decided the game). The arrays
+of the last hand (``taken``, ``played``, ...) are kept, so the end of a hand can still be observed.
 """
 
 from __future__ import annotations
@@ -49,7 +54,7 @@ def flat(array: np.ndarray) -> np.ndarray:
 _ARRAY_FIELDS = (
     "seed", "hand_number", "phase", "current_player", "scores", "last_hand_points", "dealt",
     "dead", "hands", "passed", "played", "taken", "voids", "trick", "leader", "num_in_trick",
-    "trick_number", "hearts_broken", "legal", "winner",
+    "trick_number", "hearts_broken", "legal", "winner", "final_hand",
 )
 
 
@@ -78,6 +83,7 @@ class State:
     hearts_broken: np.ndarray
     legal: np.ndarray
     winner: np.ndarray
+    final_hand: np.ndarray
 
     @classmethod
     def empty(cls, rules: Rules, batch_size: int) -> "State":
@@ -91,6 +97,7 @@ class State:
             voids=np.zeros((n, p, 4), dtype=bool), trick=np.full((n, p), -1, dtype=np.int64),
             leader=i64(n), num_in_trick=i64(n), trick_number=i64(n),
             hearts_broken=np.zeros(n, dtype=bool), legal=u64(n), winner=np.full(n, -1, dtype=np.int64),
+            final_hand=np.full(n, -1, dtype=np.int64),
         )
 
     @property
@@ -117,6 +124,13 @@ class State:
         """The sub-batch of the given game indices (a copy)."""
         games = np.atleast_1d(np.asarray(games))
         return State(rules=self.rules, **{k: v[games].copy() for k, v in self.arrays().items()})
+
+    def assign(self, games, other: "State") -> None:
+        """Overwrite the given games with the games of ``other`` (same rules, one per index)."""
+        if other.rules != self.rules:
+            raise ValueError("cannot assign games played under different rules")
+        for name, array in self.arrays().items():
+            array[games] = getattr(other, name)
 
     @classmethod
     def concatenate(cls, states: list["State"]) -> "State":

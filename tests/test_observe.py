@@ -116,7 +116,9 @@ def relabel_hidden(state, g, seat, rng):
     """A copy of game g where two cards hidden from ``seat`` swap places (consistent with all
     it saw: voids respected); None when no such swap exists."""
     p = state.num_players
-    hidden = state.rules.deck_bits & ~known_to(state, g, seat)
+    # Who holds the opening card (and so which fallback is dead) is public: that seat leads.
+    opening = cards.bits_of(state.rules.opening_ids)
+    hidden = state.rules.deck_bits & ~known_to(state, g, seat) & ~opening
     holder = {}
     for s in range(p):
         if s != seat:

@@ -256,7 +256,7 @@ def random_legal_actions(state: he.State, rng: np.random.Generator) -> np.ndarra
     done = state.phase == OVER
     actions = rng.integers(0, 52, size=state.batch_size)
     live = np.flatnonzero(~done)
-    mask = cards.to_mask(state.legal[live])
+    mask = he.legal_mask(state)[live]
     pick = (rng.random(live.size) * mask.sum(axis=1)).astype(np.int8)  # the k-th legal card
     actions[live] = (mask.cumsum(axis=1, dtype=np.int8) > pick[:, None]).argmax(axis=1)
     return actions
@@ -546,7 +546,10 @@ def test_batched_equals_alone(variant, seed, n):
             if game.done[0]:
                 break
             action = choose(alone_rngs[i], np.flatnonzero(he.legal_mask(game)[0]))
-            game = he.step(game, [action])
+            before = game.copy()
+            after = he.step(game, [action])
+            assert game.equals(before), "he.step changed its input"
+            game = after
         assert batch.take(i).equals(game), f"game {i} of the batch differs from the same game alone"
 
 

@@ -1,0 +1,61 @@
+"""The agent protocol and ``make(spec)``: agents are named by short spec strings.
+
+An agent is stateless and batched: ``act(observation[N, OBS_DIM], action_mask[N, 52]) -> actions[N]``.
+Everything it may use is in its arguments (observation v1 and the legal mask), so no agent can
+peek at hidden cards. Randomised agents take a seed and draw from their own generator.
+
+Specs: ``random`` (and, as they land, ``easy``, ``normal``, ``hard``, ``ckpt:PATH``, ``onnx:PATH``).
+A plain callable ``f(observation, action_mask) -> actions`` is accepted wherever a spec is.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Protocol, runtime_checkable
+
+import numpy as np
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """Anything with a batched ``act``."""
+
+    name: str
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray: ...
+
+
+class FunctionAgent:
+    """Wraps a plain callable ``f(observation, action_mask) -> actions`` as an agent."""
+
+    def __init__(self, function: Callable[[np.ndarray, np.ndarray], np.ndarray], name: str | None = None):
+        self.function = function
+        self.name = name or getattr(function, "__name__", "function")
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
+        return np.asarray(self.function(observation, action_mask), dtype=np.int64)
+
+
+_FACTORIES: dict[str, Callable[[int | None], Agent]] = {}
+
+
+def register(name: str, factory: Callable[[int | None], Agent]) -> None:
+    """Make ``make(name)`` build ``factory(seed)``."""
+    _FACTORIES[name] = factory
+
+
+def available() -> list[str]:
+    return sorted(_FACTORIES)
+
+
+def make(spec: str | Agent | Callable, seed: int | None = None) -> Agent:
+    """An agent from a spec string, an agent object or a callable."""
+    if isinstance(spec, str):
+        name = spec.strip()
+        if name in _FACTORIES:
+            return _FACTORIES[name](seed)
+        raise ValueError(f"unknown agent spec {spec!r}; known: {', '.join(available())}")
+    if isinstance(spec, Agent):
+        return spec
+    if callable(spec):
+        return FunctionAgent(spec)
+    raise TypeError(f"an agent spec must be a string, an agent or a callable, got {type(spec).__name__}")

@@ -1,0 +1,22 @@
+"""The ``random`` agent: a uniformly random legal card for every game of the batch."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .base import register
+
+
+class RandomAgent:
+    name = "random"
+
+    def __init__(self, seed: int | None = None):
+        self.rng = np.random.default_rng(seed)
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
+        # Each legal card gets a uniform key; the largest key wins (ties: probability about 1e-14).
+        keys = self.rng.random(action_mask.shape)
+        return np.where(action_mask.astype(bool), keys + 1.0, 0.0).argmax(axis=1)
+
+
+register("random", RandomAgent)

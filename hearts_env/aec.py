@@ -1,0 +1,182 @@
+"""Hearts as a PettingZoo AEC environment.
+
+Environment card
+----------------
+================  ===========================================================================
+Import            ``from hearts_env import env`` (or ``raw_env``); ``pettingzoo.make("aec", "HeartsLab/hearts-v1")``
+Agents            ``player_0`` .. ``player_{N-1}``, N = ``rules.num_players`` (4, or 2); ``player_0`` is South
+Action space      ``Discrete(52)``: a card id (``13 * suit + rank``) in every phase and variant
+Observation       ``{"observation": float32[OBS_DIM], "action_mask": int8[52]}``; observation v1
+                  (``hearts_env.observe``), relative to the observing seat
+Action mask       exactly the legal cards of the agent to act; all zeros for every other agent
+Passing           three single-card actions by the same agent (seat 0 first); cards move when all chose
+Reward            minus the penalty points a hand gave the agent (moon and J♦ applied), at the
+                  step that ends the hand; 0 otherwise
+Episode           ``episode="hand"`` (default): one hand; its pass direction is drawn from the
+                  seed unless ``options["hand_number"]`` fixes it. ``episode="game"``: hands until the
+                  target score decides the game (a reward at every hand end)
+Render modes      ``"ansi"`` (returns text), ``"human"`` (prints it)
+================  ===========================================================================
+
+``reset(seed=..., options=...)`` options: ``deal`` (one list of card texts per seat, e.g.
+``[["2C", "QS", ...], ...]``), ``hand_number`` (fixes the pass direction), ``scores`` (game totals so
+far). ``raw_env.step`` refuses an illegal action with :class:`~hearts_env.engine.IllegalActionError`
+(naming the card and the legal ones) and leaves the game unchanged; ``env()`` adds PettingZoo's
+standard wrappers (an illegal action then ends the game with reward -1 for the offender).
+
+Version history: v1 (first version, observation v1).
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from . import engine
+from .observe import observe as encode
+from .render import render as render_text
+from .rules import Rules
+from .spaces import action_mask_box, action_space, observation_box
+
+EPISODES = ("hand", "game")
+RESET_OPTIONS = ("deal", "hand_number", "scores")
+
+
+def resolve_rules(rules: str | Rules | dict) -> Rules:
+    """A ``Rules`` from a preset name, a mapping of options or a ``Rules``."""
+    if isinstance(rules, Rules):
+        return rules
+    if isinstance(rules, str):
+        return Rules.preset(rules)
+    if isinstance(rules, dict):
+        return Rules.from_dict(rules)
+    raise TypeError(f"rules must be a preset name, a dict of options or a Rules, got {type(rules).__name__}")
+
+
+def check_episode(episode: str) -> str:
+    if episode not in EPISODES:
+        raise ValueError(f"episode must be one of {EPISODES}, got {episode!r}")
+    return episode
+
+
+def env(**kwargs: Any) -> AECEnv:
+    """The AEC env with PettingZoo's standard wrapper chain."""
+    aec = raw_env(**kwargs)
+    aec = wrappers.TerminateIllegalWrapper(aec, illegal_reward=-1)
+    aec = wrappers.AssertOutOfBoundsWrapper(aec)
+    return wrappers.OrderEnforcingWrapper(aec)
+
+
+class raw_env(AECEnv):
+    """Hearts for 4 (or 2) agents over the batched engine (a batch of one game)."""
+
+    metadata = {"render_modes": ["human", "ansi"], "name": "hearts_v1", "is_parallelizable": True, "render_fps": 4}
+
+    def __init__(self, rules: str | Rules | dict = "classic", episode: str = "hand", render_mode: str | None = None):
+        super().__init__()
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+        self.rules = resolve_rules(rules)
+        self.episode = check_episode(episode)
+        self.render_mode = render_mode
+        self.possible_agents = [f"player_{i}" for i in range(self.rules.num_players)]
+        self.agents = []
+        self._observation_space = spaces.Dict({"observation": observation_box(), "action_mask": action_mask_box()})
+        self._action_space = action_space()
+        self._seed_rng = np.random.default_rng()
+        self.state: engine.State | None = None
+
+    # ---- spaces ---------------------------------------------------------------------------------
+
+    def observation_space(self, agent: str) -> spaces.Dict:
+        return self._observation_space
+
+    def action_space(self, agent: str) -> spaces.Discrete:
+        return self._action_space
+
+    # ---- episode --------------------------------------------------------------------------------
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        if seed is not None:
+            self._seed_rng = np.random.default_rng(seed)
+        options = dict(options or {})
+        unknown = set(options) - set(RESET_OPTIONS)
+        if unknown:
+            # A warning, not an error: generic tools (PettingZoo's api_test among them) pass
+            # options of their own to every env.
+            warnings.warn(f"ignoring unknown reset options {sorted(unknown)}; known: {', '.join(RESET_OPTIONS)}")
+        game_seed = int(self._seed_rng.integers(2**63))
+        cycle = len(self.rules.pass_cycle)
+        default_hand = int(self._seed_rng.integers(cycle)) if self.episode == "hand" else 0
+        hand_number = int(options.get("hand_number", default_hand))
+        single = self.episode == "hand"
+        if "deal" in options:
+            self.state = engine.from_deal(
+                self.rules, options["deal"], hand_number, options.get("scores"), game_seed, single_hand=single
+            )
+        else:
+            self.state = engine.init_from_seeds(self.rules, np.array([game_seed], np.uint64), hand_number, single)
+            if "scores" in options:
+                self.state.scores[0] = np.asarray(options["scores"], dtype=np.int64)
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos = {agent: {} for agent in self.agents}
+        self.agent_selection = self.possible_agents[int(self.state.current_player[0])]
+
+    def step(self, action: int | None) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        if action is None:
+            raise engine.IllegalActionError(f"{agent} must play a card (0..51), got None")
+        hands_before = int(self.state.hand_number[0])
+        engine.step_inplace(self.state, np.array([action]))  # raises, unchanged, if illegal
+        self._cumulative_rewards[agent] = 0
+        self._clear_rewards()
+        if self.state.done[0] or self.state.hand_number[0] != hands_before:
+            points = self.state.last_hand_points[0]
+            for seat, name in enumerate(self.possible_agents):
+                self.rewards[name] = -float(points[seat])
+        if self.state.done[0]:
+            self.terminations = dict.fromkeys(self.agents, True)
+            seat = (self.possible_agents.index(agent) + 1) % len(self.possible_agents)
+        else:
+            seat = int(self.state.current_player[0])
+        self.agent_selection = self.possible_agents[seat]
+        self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+
+    # ---- views ----------------------------------------------------------------------------------
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        seat = self.possible_agents.index(agent)
+        observation = encode(self.state, np.array([seat]))[0]
+        mask = np.zeros(52, dtype=np.int8)
+        if self.state.current_player[0] == seat:
+            mask[:] = engine.legal_mask(self.state)[0]
+        return {"observation": observation, "action_mask": mask}
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            import gymnasium
+
+            gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'")
+            return None
+        text = render_text(self.state, 0)
+        if self.render_mode == "ansi":
+            return text
+        print(text)
+        return None
+
+    def close(self) -> None:
+        pass

@@ -1,0 +1,303 @@
+"""Gymnasium environments: one learner seat against fixed opponents, single and vectorised.
+
+* ``HeartsSeatEnv`` (``gymnasium.make("HeartsLab/Hearts-v1")``): a ``gymnasium.Env`` where the
+  learner plays ``seat`` and the other seats are agents given by spec (``"random"``, ``"easy"``, ...,
+  or any callable ``f(observation, action_mask) -> actions``). Observation: observation v1,
+  ``float32[OBS_DIM]``; action: ``Discrete(52)``; the legal mask is ``info["action_mask"]`` and
+  ``action_masks()`` (what sb3-contrib's ``MaskablePPO`` reads).
+* ``HeartsVectorEnv`` (``gymnasium.make_vec("HeartsLab/Hearts-v1", num_envs=N)``): the same for N
+  games stepped together by the batched engine; opponents act for all games at once.
+  ``metadata["autoreset_mode"]`` is ``SAME_STEP``: a game whose episode ends is reset within the
+  same ``step``; the returned observation is the new episode's first, and the last observation
+  of the finished episode is in ``info["final_obs"]`` (``info["_final_obs"]`` marks which games).
+
+Rewards: minus the learner's penalty points for a hand, at the step in which the hand ends
+(whoever played its last card). Episodes are one hand (default; the pass direction is drawn from
+the seed) or a whole game (``episode="game"``).
+
+Illegal actions: ``illegal_action="raise"`` (default) raises ``IllegalActionError`` naming the
+card and the legal ones, and nothing changes; ``"terminate"`` ends the episode with reward
+``-illegal_penalty`` and ``info["illegal_action"] = True`` (for trainers that do not mask).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import gymnasium
+import numpy as np
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from agents import Agent, make as make_agent
+
+from . import engine
+from .aec import RESET_OPTIONS, check_episode, resolve_rules
+from .engine import IllegalActionError
+from .observe import OBS_DIM, observe
+from .render import render as render_text
+from .rules import Rules
+from .spaces import action_space, observation_box
+from .state import State
+
+ILLEGAL_MODES = ("raise", "terminate")
+OpponentSpec = str | Agent | Callable
+
+
+class SeatTables:
+    """N games where one seat is the learner and the other seats are agents (the shared core)."""
+
+    def __init__(
+        self,
+        rules: Rules,
+        num_games: int,
+        seat: int,
+        opponents: OpponentSpec | Sequence[OpponentSpec] | dict[int, OpponentSpec],
+        episode: str,
+    ):
+        self.rules = rules
+        self.num_games = num_games
+        if not 0 <= seat < rules.num_players:
+            raise ValueError(f"seat must be 0..{rules.num_players - 1}, got {seat}")
+        self.seat = seat
+        self.episode = check_episode(episode)
+        self.others = [s for s in range(rules.num_players) if s != seat]
+        self.opponent_specs = self._spread(opponents)
+        self.opponents: dict[int, Agent] = {}
+        self.make_opponents(None)
+        self.state: State | None = None
+        self.seed_rng = np.random.default_rng()
+
+    def _spread(self, opponents) -> dict[int, OpponentSpec]:
+        if isinstance(opponents, dict):
+            missing = set(self.others) - set(opponents)
+            if missing:
+                raise ValueError(f"opponents must name an agent for seats {sorted(missing)}")
+            return {s: opponents[s] for s in self.others}
+        if isinstance(opponents, (list, tuple)):
+            if len(opponents) != len(self.others):
+                raise ValueError(f"give {len(self.others)} opponents (seats {self.others}), got {len(opponents)}")
+            return dict(zip(self.others, opponents))
+        return dict.fromkeys(self.others, opponents)
+
+    def make_opponents(self, seed: int | None) -> None:
+        """Build the opponent agents; string specs get seeds derived from ``seed``."""
+        for index, (s, spec) in enumerate(self.opponent_specs.items()):
+            self.opponents[s] = make_agent(spec, seed=None if seed is None else seed * 7919 + index)
+
+    # ---- starting episodes ----------------------------------------------------------------------
+
+    def start(self, games: np.ndarray, options: dict | None = None) -> None:
+        """Start new episodes in the given games and play the opponents up to the learner's turn."""
+        options = dict(options or {})
+        n = len(games)
+        seeds = self.seed_rng.integers(0, 2**63, size=n, dtype=np.uint64)
+        single = self.episode == "hand"
+        cycle = len(self.rules.pass_cycle)
+        default_hands = self.seed_rng.integers(cycle, size=n) if single else np.zeros(n, np.int64)
+        hand_numbers = np.full(n, options["hand_number"]) if "hand_number" in options else default_hands
+        if "deal" in options:
+            if n != 1:
+                raise ValueError("options['deal'] sets one game; use it with a single-game env")
+            fresh = engine.from_deal(self.rules, options["deal"], int(hand_numbers[0]), options.get("scores"),
+                                     int(seeds[0]), single_hand=single)
+        else:
+            fresh = engine.init_from_seeds(self.rules, seeds, hand_numbers, single)
+            if "scores" in options:
+                fresh.scores[:] = np.asarray(options["scores"], dtype=np.int64)
+        if self.state is None or len(games) == self.num_games:
+            self.state = fresh
+        else:
+            self.state.assign(games, fresh)
+        self.play_opponents()
+
+    # ---- stepping -------------------------------------------------------------------------------
+
+    def learner_step(self, actions: np.ndarray, games: np.ndarray) -> np.ndarray:
+        """Apply the learner's actions in ``games`` and play on to its next turn; returns rewards [N]."""
+        before = self._hand_marks()
+        engine.step_inplace(self.state, actions, games)
+        rewards = self._hand_rewards(before)
+        return rewards + self.play_opponents()
+
+    def play_opponents(self) -> np.ndarray:
+        """Let the opponents act, batched, until every live game waits for the learner."""
+        state = self.state
+        rewards = np.zeros(self.num_games)
+        while True:
+            waiting = ~state.done & (state.current_player != self.seat)
+            if not waiting.any():
+                return rewards
+            obs = observe(state)
+            mask = engine.legal_mask(state)
+            actions = np.zeros(self.num_games, dtype=np.int64)
+            for s in self.others:
+                turn = waiting & (state.current_player == s)
+                if turn.any():
+                    actions[turn] = self.opponents[s].act(obs[turn], mask[turn])
+            before = self._hand_marks()
+            engine.step_inplace(state, actions, waiting)
+            rewards += self._hand_rewards(before)
+
+    def _hand_marks(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.state.hand_number.copy(), self.state.done.copy()
+
+    def _hand_rewards(self, before: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+        hand_number, done = before
+        ended = (self.state.hand_number != hand_number) | (self.state.done & ~done)
+        return np.where(ended, -self.state.last_hand_points[:, self.seat], 0).astype(np.float64)
+
+    def observation(self) -> np.ndarray:
+        return observe(self.state, np.full(self.num_games, self.seat))
+
+    def action_mask(self) -> np.ndarray:
+        """``[N, 52]`` int8 legal cards of the learner (zeros where its episode is over)."""
+        mask = engine.legal_mask(self.state).astype(np.int8)
+        mask[self.state.current_player != self.seat] = 0
+        return mask
+
+
+def _check_illegal_mode(mode: str) -> str:
+    if mode not in ILLEGAL_MODES:
+        raise ValueError(f"illegal_action must be one of {ILLEGAL_MODES}, got {mode!r}")
+    return mode
+
+
+class HeartsSeatEnv(gymnasium.Env):
+    """One learner seat against fixed opponents, one game (see the module docstring)."""
+
+    metadata = {"render_modes": ["ansi", "human"], "render_fps": 4}
+
+    def __init__(
+        self,
+        rules: str | Rules | dict = "classic",
+        seat: int = 0,
+        opponents: OpponentSpec | Sequence[OpponentSpec] | dict[int, OpponentSpec] = "random",
+        episode: str = "hand",
+        illegal_action: str = "raise",
+        illegal_penalty: float = 26.0,
+        render_mode: str | None = None,
+    ):
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None")
+        self.rules = resolve_rules(rules)
+        self.tables = SeatTables(self.rules, 1, seat, opponents, episode)
+        self.illegal_action = _check_illegal_mode(illegal_action)
+        self.illegal_penalty = float(illegal_penalty)
+        self.render_mode = render_mode
+        self.observation_space = observation_box()
+        self.action_space = action_space()
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        if seed is not None:
+            self.tables.seed_rng = np.random.default_rng(seed)
+            self.tables.make_opponents(seed)
+        unknown = set(options or {}) - set(RESET_OPTIONS)
+        if unknown:
+            raise ValueError(f"unknown reset options {sorted(unknown)}; allowed: {', '.join(RESET_OPTIONS)}")
+        self.tables.start(np.array([0]), options)
+        return self.tables.observation()[0], self._info()
+
+    def step(self, action):
+        tables = self.tables
+        if tables.state.done[0]:
+            raise RuntimeError("the episode is over: call reset() before step()")
+        try:
+            reward = tables.learner_step(np.array([int(action)]), np.array([0]))[0]
+        except IllegalActionError:
+            if self.illegal_action == "raise":
+                raise
+            info = self._info()
+            info["illegal_action"] = True
+            return tables.observation()[0], -self.illegal_penalty, True, False, info
+        terminated = bool(tables.state.done[0])
+        if self.render_mode == "human":
+            self.render()
+        return tables.observation()[0], float(reward), terminated, False, self._info()
+
+    def action_masks(self) -> np.ndarray:
+        """Boolean legal mask of the learner (for sb3-contrib's MaskablePPO)."""
+        return self.tables.action_mask()[0].astype(bool)
+
+    def _info(self) -> dict[str, Any]:
+        state = self.tables.state
+        return {
+            "action_mask": self.tables.action_mask()[0],
+            "hand_number": int(state.hand_number[0]),
+            "scores": state.scores[0].copy(),
+        }
+
+    def render(self):
+        if self.render_mode is None:
+            gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'")
+            return None
+        text = render_text(self.tables.state, 0, seat=self.tables.seat)
+        if self.render_mode == "ansi":
+            return text
+        print(text)
+        return None
+
+
+class HeartsVectorEnv(VectorEnv):
+    """N games, one learner seat each, stepped together (see the module docstring)."""
+
+    metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
+
+    def __init__(
+        self,
+        num_envs: int = 8,
+        rules: str | Rules | dict = "classic",
+        seat: int = 0,
+        opponents: OpponentSpec | Sequence[OpponentSpec] | dict[int, OpponentSpec] = "random",
+        episode: str = "hand",
+        illegal_action: str = "raise",
+        illegal_penalty: float = 26.0,
+        **unused: Any,
+    ):
+        if num_envs < 1:
+            raise ValueError(f"num_envs must be at least 1, got {num_envs}")
+        self.num_envs = num_envs
+        self.rules = resolve_rules(rules)
+        self.tables = SeatTables(self.rules, num_envs, seat, opponents, episode)
+        self.illegal_action = _check_illegal_mode(illegal_action)
+        self.illegal_penalty = float(illegal_penalty)
+        self.single_observation_space = observation_box()
+        self.single_action_space = action_space()
+        self.observation_space = batch_space(self.single_observation_space, num_envs)
+        self.action_space = batch_space(self.single_action_space, num_envs)
+        self._all = np.arange(num_envs)
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        if seed is not None:
+            self.tables.seed_rng = np.random.default_rng(seed)
+            self.tables.make_opponents(seed)
+        self.tables.start(self._all, options)
+        return self.tables.observation(), {"action_mask": self.tables.action_mask()}
+
+    def step(self, actions):
+        tables = self.tables
+        actions = np.asarray(actions, dtype=np.int64).reshape(self.num_envs)
+        illegal = np.zeros(self.num_envs, dtype=bool)
+        if self.illegal_action == "terminate":
+            legal = engine.legal_mask(tables.state)
+            in_range = (actions >= 0) & (actions < 52)
+            illegal = ~in_range | ~legal[self._all, np.clip(actions, 0, 51)]
+            actions = np.where(illegal, 0, actions)
+        acting = np.flatnonzero(~illegal)
+        rewards = tables.learner_step(actions, acting)
+        rewards[illegal] = -self.illegal_penalty
+        terminated = tables.state.done | illegal
+        truncated = np.zeros(self.num_envs, dtype=bool)
+        infos: dict[str, Any] = {"illegal_action": illegal}
+        if terminated.any():
+            ended = np.flatnonzero(terminated)
+            final_obs = tables.observation()
+            infos["final_obs"] = final_obs
+            infos["_final_obs"] = terminated.copy()
+            tables.start(ended)
+        infos["action_mask"] = tables.action_mask()
+        return tables.observation(), rewards, terminated, truncated, infos
+
+    def action_masks(self) -> np.ndarray:
+        return self.tables.action_mask().astype(bool)
