@@ -26,8 +26,24 @@ class RuleConstants:
     unbroken_lead_bits: np.uint64
 
 
-@functools.lru_cache(maxsize=64)
+_CACHE: dict[int, tuple[Rules, RuleConstants]] = {}
+
+
 def constants(rules: Rules) -> RuleConstants:
+    """The constants of ``rules``, cached by object identity (hashing a pydantic model on every
+    step of a single game costs more than the step's own arithmetic)."""
+    hit = _CACHE.get(id(rules))
+    if hit is not None and hit[0] is rules:
+        return hit[1]
+    if len(_CACHE) > 256:
+        _CACHE.clear()
+    value = _compute(rules)
+    _CACHE[id(rules)] = (rules, value)  # keeps ``rules`` alive, so its id is not reused
+    return value
+
+
+@functools.lru_cache(maxsize=64)
+def _compute(rules: Rules) -> RuleConstants:
     hearts = cards.SUIT_BITS[cards.HEARTS] & rules.deck_bits
     queen = cards.BIT[cards.QUEEN_OF_SPADES]
     unbroken = np.uint64(0)

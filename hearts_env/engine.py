@@ -188,7 +188,7 @@ def validate_actions(
         raise IllegalActionError(
             f"expected one action per game, shape ({state.batch_size},); got shape {actions.shape}"
         )
-    if not np.issubdtype(actions.dtype, np.integer):
+    if actions.dtype.kind not in "iu":
         raise IllegalActionError(f"actions must be integer card ids 0..51, got dtype {actions.dtype}")
     actions = actions.astype(np.int64)
     acting = state.phase != OVER
@@ -215,8 +215,8 @@ def describe_illegal(state: State, game: int, action: int) -> str:
 
 def _apply(state: State, actions: np.ndarray, acting: np.ndarray) -> None:
     phase = state.phase
-    passing_games = np.flatnonzero((phase == PASS) & acting)
-    playing_games = np.flatnonzero((phase == PLAY) & acting)
+    passing_games = ((phase == PASS) & acting).nonzero()[0]
+    playing_games = ((phase == PLAY) & acting).nonzero()[0]
     if passing_games.size:
         exchanged = passing.choose(state, passing_games, actions[passing_games])
         if exchanged.size:
@@ -234,8 +234,8 @@ def _apply(state: State, actions: np.ndarray, acting: np.ndarray) -> None:
 def _update_legal(state: State) -> None:
     """Recompute the legal set of every game's seat to act."""
     legal = np.zeros(state.batch_size, dtype=np.uint64)
-    passing_games = np.flatnonzero(state.phase == PASS)
-    playing_games = np.flatnonzero(state.phase == PLAY)
+    passing_games = (state.phase == PASS).nonzero()[0]
+    playing_games = (state.phase == PLAY).nonzero()[0]
     if passing_games.size:
         legal[passing_games] = passing.legal_passes(state, passing_games)
     if playing_games.size:

@@ -48,9 +48,8 @@ import numpy as np
 
 from . import cards
 from .constants import constants
-from .passing import pass_offset
 from .scoring import card_points
-from .state import PASS, PLAY, State, flat
+from .state import OVER, PASS, State, flat
 
 OBS_VERSION = 1
 SEATS = 4  # relative seat rows: me, left, across, right
@@ -129,6 +128,18 @@ def rule_flags(rules) -> np.ndarray:
     return flags
 
 
+#: Offset of each piece in the vector.
+_AT = {name: piece.start for name, (piece, _) in OBSERVATION_LAYOUT.items()}
+
+
+@functools.lru_cache(maxsize=32)
+def _rows(n: int, p: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Cached index helpers for a batch of ``n`` games of ``p`` players."""
+    games = np.arange(n)
+    games.flags.writeable = False
+    return games, games * p, games * OBS_DIM
+
+
 def observe(state: State, seats: np.ndarray | None = None, out: np.ndarray | None = None) -> np.ndarray:
     """``[N, OBS_DIM]`` float32: game ``i`` seen by ``seats[i]`` (default: the seat to act).
 
@@ -138,28 +149,28 @@ def observe(state: State, seats: np.ndarray | None = None, out: np.ndarray | Non
     rules = state.rules
     c = constants(rules)
     n, p = state.batch_size, c.num_players
-    games = np.arange(n)
+    games, game_seat0, game_obs0 = _rows(n, p)
     if seats is None:
         seats = np.maximum(state.current_player, 0)
     seats = np.asarray(seats, dtype=np.int64)
     # Flat index of (game, seat of each relative row) into [N, P] arrays: row r is seat + r.
-    mine = games * p + seats
-    relative = games[:, None] * p + (seats[:, None] + np.arange(p)[None, :]) % p  # [N, p]
+    mine = game_seat0 + seats
+    relative = game_seat0[:, None] + (seats[:, None] + np.arange(p)) % p  # [N, p]
 
     # Card sets, one unpacking for all of them.
     sets = np.zeros((n, _CARD_SETS), dtype=np.uint64)
     sets[:, 0] = flat(state.hands)[mine]
-    offset = pass_offset(state, games)
+    offset = c.pass_offsets[state.hand_number % c.pass_offsets.size]
     passed = flat(state.passed)
     sets[:, 1] = passed[mine]
     # Received cards are known only after the exchange: before it, ``passed`` of the giver
     # holds the giver's secret picks.
     exchanged = (state.phase != PASS) & (offset != 0)
-    giver = games * p + (seats - offset) % p
-    sets[:, 2] = np.where(exchanged, passed[giver], 0)
+    sets[:, 2] = np.where(exchanged, passed[game_seat0 + (seats - offset) % p], 0)
     trick = flat(state.trick)[relative]
-    sets[:, 3 : 3 + p] = np.where(trick >= 0, cards.BIT[np.maximum(trick, 0)], 0)
-    sets[:, 7 : 7 + p] = flat(state.played)[relative]
+    sets[:, 3 : 3 + p] = np.where(trick >= 0, cards.BIT[trick], 0)  # BIT[-1] is masked out
+    played = flat(state.played)[relative]
+    sets[:, 7 : 7 + p] = played
 
     if out is None:
         obs = np.zeros((n, OBS_DIM), dtype=np.float32)
@@ -169,28 +180,30 @@ def observe(state: State, seats: np.ndarray | None = None, out: np.ndarray | Non
         obs = out
         obs[:, _CARD_BLOCK:] = 0  # the card block below is overwritten whole
     obs[:, :_CARD_BLOCK].reshape(n, _CARD_SETS, cards.NUM_CARDS)[:] = cards.unpack(sets)
-    view = decode(obs)
+    cells = flat(obs)
 
-    started = state.num_in_trick > 0
-    view["trick_leader"][games, (state.leader - seats) % p] = started
-    view["voids"][:, :p] = state.voids.reshape(n * p, 4)[relative]
+    # One-hot pieces: one write each at (game, piece offset + index).
+    cells[game_obs0 + _AT["trick_leader"] + (state.leader - seats) % p] = state.num_in_trick > 0
+    cells[game_obs0 + _AT["to_act"] + (state.current_player - seats) % p] = state.current_player >= 0
+    cells[game_obs0 + _AT["pass_direction"] + offset] = offset != 0
+    cells[game_obs0 + _AT["phase"] + np.minimum(state.phase, 1)] = state.phase != OVER
+    # Per-relative-seat pieces.
+    at = _AT["voids"]
+    obs[:, at : at + 4 * p] = state.voids.reshape(n * p, 4)[relative].reshape(n, 4 * p)
     taken = flat(state.taken)[relative]
-    view["points_taken"][:, :p] = card_points(rules, taken) / 26
+    at = _AT["points_taken"]
+    obs[:, at : at + p] = card_points(rules, taken) / 26
     if rules.jack_of_diamonds_bonus:
-        view["jack_taken"][:, :p] = (taken & c.jack_bit) != 0
-    view["scores"][:, :p] = flat(state.scores)[relative] / rules.target_score
-    live = state.current_player >= 0
-    view["to_act"][games, (state.current_player - seats) % p] = live
-    view["trick_number"][:, 0] = state.trick_number / c.hand_size
-    view["phase"][:, 0] = state.phase == PASS
-    view["phase"][:, 1] = state.phase == PLAY
-    view["pass_direction"][games, offset] = offset != 0
-    view["hearts_broken"][:, 0] = state.hearts_broken
-    queen_played = np.zeros(n, dtype=bool)
-    for seat in range(p):
-        queen_played |= (state.played[:, seat] & c.queen_bit) != 0
-    view["queen_seen"][:, 0] = queen_played
-    view["rules"][:] = rule_flags(rules)
+        at = _AT["jack_taken"]
+        obs[:, at : at + p] = (taken & c.jack_bit) != 0
+    at = _AT["scores"]
+    obs[:, at : at + p] = flat(state.scores)[relative] / rules.target_score
+    # Scalars and rule flags.
+    obs[:, _AT["trick_number"]] = state.trick_number / c.hand_size
+    obs[:, _AT["hearts_broken"]] = state.hearts_broken
+    obs[:, _AT["queen_seen"]] = ((played & c.queen_bit) != 0).any(axis=1)
+    at = _AT["rules"]
+    obs[:, at : at + len(RULE_FLAGS)] = rule_flags(rules)
     return obs
 
 

@@ -36,7 +36,9 @@ def legal_plays(state: State, games: np.ndarray) -> np.ndarray:
     of_led_suit = hand & cards.SUIT_BITS[np.maximum(led_card, 0) // cards.NUM_RANKS]
     legal = np.where(~leading & (of_led_suit != 0), of_led_suit, hand)
     # 2. The first trick is opened with the opening card (2C, or its fallback when it is dead).
-    legal = np.where(leading & first_trick, opening_card_bits(state, games), legal)
+    opening = leading & first_trick
+    if opening.any():
+        legal = np.where(opening, opening_card_bits(state, games), legal)
     # 3. Hearts (and Q♠ when it waits) may not be led before hearts are broken,
     #    unless the leader holds nothing else.
     if c.unbroken_lead_bits:
@@ -63,7 +65,8 @@ def play_card(state: State, games: np.ndarray, actions: np.ndarray) -> np.ndarra
     suit = actions // cards.NUM_RANKS
     in_trick = state.num_in_trick[games]
     leading = in_trick == 0
-    led_suit = np.where(leading, suit, flat(state.trick)[games * p + state.leader[games]] // cards.NUM_RANKS)
+    led_card = np.where(leading, actions, flat(state.trick)[games * p + state.leader[games]])
+    led_suit = led_card // cards.NUM_RANKS
     not_following = suit != led_suit
     # A seat that does not follow shows everyone it is void in the led suit.
     if not_following.any():
