@@ -1,11 +1,20 @@
-"""Random-play throughput of the engine, with OpenSpiel's ``hearts`` beside it when installed.
+"""Throughput of the engine and the environments, with OpenSpiel's ``hearts`` beside them.
 
-``hearts bench`` plays uniformly random legal actions (passing included) for a fixed time at
-each batch size and reports full hands per second and decisions per second, then measures the
-peak memory of one batch separately (tracemalloc slows the loop, so it is not timed). Games are
-played with the target score set out of reach, so every batch stays full and the figure is the
-steady-state hand rate. OpenSpiel, when importable, is measured in the same run with the same
-time budget: a Python loop over ``pyspiel`` states with random chance and random actions.
+``hearts bench`` measures, for a fixed time each:
+
+* ``engine``: uniformly random legal actions (passing included) at each batch size;
+* ``engine+obs``: the same with an observation v1 and a legal mask built for every decision;
+* ``aec_env``: the PettingZoo AEC env, one game, ``last()`` + ``step`` per decision;
+* ``vector_env``: the Gymnasium vector env (learner at seat 0, random opponents, every
+  opponent decision observed too) at the largest batch size; its decisions/s are the
+  learner's steps/s;
+* ``open_spiel`` / ``open_spiel+obs``: OpenSpiel's ``hearts`` driven by a Python loop, without and
+  with ``information_state_tensor`` on every decision (only when ``pyspiel`` is installed).
+
+Hands/s counts finished hands, decisions/s every action of every seat (12 pass picks on three
+hands in four, 52 plays). Games are played with the target score out of reach, so batches stay
+full and the figures are steady-state rates. Peak memory of the engine rows is measured in a
+separate short run with tracemalloc (it slows the loop, so it is not timed).
 """
 
 from __future__ import annotations
@@ -13,10 +22,13 @@ from __future__ import annotations
 import dataclasses
 import time
 import tracemalloc
+import warnings
+from typing import Callable
 
 import numpy as np
 
 from . import cards, engine
+from .observe import OBS_DIM, observe
 from .rules import Rules
 
 DEFAULT_BATCH_SIZES = (1, 64, 1024, 8192)
@@ -42,36 +54,105 @@ def _endless(rules: Rules) -> Rules:
     return rules.replace(target_score=10**9)
 
 
-def bench_engine(rules: Rules, batch_size: int, seconds: float, seed: int = 0) -> BenchResult:
-    state = engine.init(_endless(rules), batch_size, seed)
-    rng = np.random.default_rng(seed)
+def _timed(step: Callable[[], int], seconds: float) -> tuple[int, float]:
+    """Call ``step`` (returning decisions made) until ``seconds`` pass; (decisions, elapsed)."""
     decisions = 0
     start = time.perf_counter()
-    first_hand = state.hand_number.copy()
     while True:
-        engine.step_inplace(state, random_actions(state.legal, rng))
-        decisions += batch_size
+        decisions += step()
         elapsed = time.perf_counter() - start
         if elapsed >= seconds:
-            break
+            return decisions, elapsed
+
+
+def bench_engine(rules: Rules, batch_size: int, seconds: float, seed: int = 0, with_obs: bool = False) -> BenchResult:
+    state = engine.init(_endless(rules), batch_size, seed)
+    rng = np.random.default_rng(seed)
+    buffer = np.zeros((batch_size, OBS_DIM), dtype=np.float32)
+    first_hand = state.hand_number.copy()
+
+    def step() -> int:
+        if with_obs:
+            observe(state, out=buffer)
+            engine.legal_mask(state)
+        engine.step_inplace(state, random_actions(state.legal, rng))
+        return batch_size
+
+    decisions, elapsed = _timed(step, seconds)
     hands = int((state.hand_number - first_hand).sum())
-    return BenchResult("hearts_env", batch_size, hands / elapsed, decisions / elapsed, elapsed)
+    name = "engine+obs" if with_obs else "engine"
+    return BenchResult(name, batch_size, hands / elapsed, decisions / elapsed, elapsed)
 
 
-def peak_memory_mb(rules: Rules, batch_size: int, steps: int = 130, seed: int = 0) -> float:
+def peak_memory_mb(rules: Rules, batch_size: int, steps: int = 130, seed: int = 0, with_obs: bool = False) -> float:
     """Peak NumPy/Python memory of playing ``steps`` decisions at this batch size, in MiB."""
     tracemalloc.start()
     try:
         state = engine.init(_endless(rules), batch_size, seed)
         rng = np.random.default_rng(seed)
         for _ in range(steps):
+            if with_obs:
+                observe(state)
+                engine.legal_mask(state)
             engine.step_inplace(state, random_actions(state.legal, rng))
         return tracemalloc.get_traced_memory()[1] / 2**20
     finally:
         tracemalloc.stop()
 
 
-def bench_open_spiel(seconds: float, seed: int = 0) -> BenchResult | None:
+def bench_aec(rules: Rules, seconds: float, seed: int = 0) -> BenchResult:
+    """The PettingZoo AEC env, one game, hand episodes, random legal actions from the mask."""
+    from .aec import raw_env
+
+    env = raw_env(rules=rules)
+    env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    hands = 0
+
+    def episode() -> int:
+        nonlocal hands
+        env.reset()
+        made = 0
+        for _ in env.agent_iter():
+            obs, _, terminated, truncated, _ = env.last()
+            if terminated or truncated:
+                env.step(None)
+                continue
+            legal = np.flatnonzero(obs["action_mask"])
+            env.step(int(legal[rng.integers(legal.size)]))
+            made += 1
+        hands += 1
+        return made
+
+    decisions, elapsed = _timed(episode, seconds)
+    return BenchResult("aec_env", 1, hands / elapsed, decisions / elapsed, elapsed)
+
+
+def bench_vector(rules: Rules, num_envs: int, seconds: float, seed: int = 0) -> BenchResult:
+    """The Gymnasium vector env: learner at seat 0 acting randomly, random opponents.
+
+    Its decisions/s are the learner's env steps per second (each also runs the opponents'
+    observed decisions up to the learner's next turn).
+    """
+    from .gym import HeartsVectorEnv
+
+    env = HeartsVectorEnv(num_envs=num_envs, rules=rules, opponents="random")
+    _, info = env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    hands = 0
+
+    def step() -> int:
+        nonlocal hands, info
+        legal = cards.from_mask(info["action_mask"].astype(bool))
+        _, _, terminated, _, info = env.step(random_actions(legal, rng))
+        hands += int(terminated.sum())
+        return num_envs
+
+    steps, elapsed = _timed(step, seconds)
+    return BenchResult("vector_env", num_envs, hands / elapsed, steps / elapsed, elapsed)
+
+
+def bench_open_spiel(seconds: float, seed: int = 0, with_obs: bool = False) -> BenchResult | None:
     """OpenSpiel ``hearts`` random play, or None when ``pyspiel`` is not installed."""
     try:
         import pyspiel
@@ -81,20 +162,27 @@ def bench_open_spiel(seconds: float, seed: int = 0) -> BenchResult | None:
 
     game = pyspiel.load_game("hearts")
     rng = random.Random(seed)
-    hands = decisions = 0
-    start = time.perf_counter()
-    while time.perf_counter() - start < seconds:
+    hands = 0
+
+    def hand() -> int:
+        nonlocal hands
         state = game.new_initial_state()
+        made = 0
         while not state.is_terminal():
             if state.is_chance_node():
                 outcomes, probs = zip(*state.chance_outcomes())
                 state.apply_action(rng.choices(outcomes, probs)[0])
             else:
+                if with_obs:
+                    state.information_state_tensor(state.current_player())
                 state.apply_action(rng.choice(state.legal_actions()))
-                decisions += 1
+                made += 1
         hands += 1
-    elapsed = time.perf_counter() - start
-    return BenchResult("open_spiel", 1, hands / elapsed, decisions / elapsed, elapsed)
+        return made
+
+    decisions, elapsed = _timed(hand, seconds)
+    name = "open_spiel+obs" if with_obs else "open_spiel"
+    return BenchResult(name, 1, hands / elapsed, decisions / elapsed, elapsed)
 
 
 def run(
@@ -102,37 +190,49 @@ def run(
     batch_sizes=DEFAULT_BATCH_SIZES,
     seconds: float = 3.0,
     with_open_spiel: bool = True,
+    with_envs: bool = True,
     progress=None,
 ) -> list[BenchResult]:
+    say = progress or (lambda message: None)
     results = []
-    for n in batch_sizes:
-        if progress:
-            progress(f"hearts_env batch {n}")
-        bench_engine(rules, n, min(0.3, seconds))  # warm-up: caches and first-touch memory
-        result = bench_engine(rules, n, seconds)
-        result.peak_memory_mb = peak_memory_mb(rules, n)
-        results.append(result)
+    for with_obs in (False, True):
+        for n in batch_sizes:
+            label = "engine+obs" if with_obs else "engine"
+            say(f"{label} batch {n}")
+            bench_engine(rules, n, min(0.3, seconds), with_obs=with_obs)  # warm-up
+            result = bench_engine(rules, n, seconds, with_obs=with_obs)
+            result.peak_memory_mb = peak_memory_mb(rules, n, with_obs=with_obs)
+            results.append(result)
+    if with_envs:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            say("PettingZoo AEC env")
+            results.append(bench_aec(rules, seconds))
+            say(f"Gymnasium vector env, {max(batch_sizes)} games")
+            results.append(bench_vector(rules, max(batch_sizes), seconds))
     if with_open_spiel and rules.num_players == 4:
-        if progress:
-            progress("open_spiel hearts")
-        reference = bench_open_spiel(seconds)
-        if reference is not None:
-            results.append(reference)
+        for with_obs in (False, True):
+            say("OpenSpiel hearts" + (" with information_state_tensor" if with_obs else ""))
+            reference = bench_open_spiel(seconds, with_obs=with_obs)
+            if reference is not None:
+                results.append(reference)
     return results
 
 
 def format_table(results: list[BenchResult], rules: Rules) -> str:
     rows = [f"random play, rules '{rules.name}' (passing included)", ""]
-    rows.append(f"{'engine':<12} {'batch':>6} {'hands/s':>12} {'decisions/s':>14} {'peak MiB':>9}")
+    rows.append(f"{'measure':<15} {'batch':>6} {'hands/s':>12} {'decisions/s':>14} {'peak MiB':>9}")
     for r in results:
         mem = "" if r.peak_memory_mb is None else f"{r.peak_memory_mb:9.1f}"
-        rows.append(f"{r.name:<12} {r.batch_size:>6} {r.hands_per_s:>12,.0f} {r.decisions_per_s:>14,.0f} {mem}")
-    reference = next((r for r in results if r.name == "open_spiel"), None)
-    if reference:
-        best = max(r.hands_per_s for r in results if r.name == "hearts_env")
-        rows.append("")
-        rows.append(f"best hearts_env / open_spiel hands/s: {best / reference.hands_per_s:.1f}x")
-    else:
-        rows.append("")
+        rows.append(f"{r.name:<15} {r.batch_size:>6} {r.hands_per_s:>12,.0f} {r.decisions_per_s:>14,.0f} {mem}")
+    by_name = {}
+    for r in results:
+        by_name.setdefault(r.name, []).append(r)
+    rows.append("")
+    for ours, theirs in (("engine", "open_spiel"), ("engine+obs", "open_spiel+obs")):
+        if ours in by_name and theirs in by_name:
+            best = max(r.hands_per_s for r in by_name[ours])
+            rows.append(f"best {ours} / {theirs} hands/s: {best / by_name[theirs][0].hands_per_s:.1f}x")
+    if "open_spiel" not in by_name:
         rows.append("open_spiel not measured (not installed, or rules are not four-player)")
     return "\n".join(rows)

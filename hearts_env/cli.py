@@ -50,7 +50,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     rules = load_rules(args.rules, args.rule)
     sizes = [int(s) for s in args.batch_sizes.split(",")]
     say = None if args.json else (lambda msg: print(f"measuring {msg} ...", file=sys.stderr, flush=True))
-    results = bench.run(rules, sizes, args.seconds, with_open_spiel=not args.no_open_spiel, progress=say)
+    results = bench.run(rules, sizes, args.seconds, with_open_spiel=not args.no_open_spiel,
+                        with_envs=not args.no_envs, progress=say)
     if args.json:
         print(json.dumps({
             "rules": rules.name,
@@ -92,6 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench_parser.add_argument("--batch-sizes", default=",".join(map(str, bench.DEFAULT_BATCH_SIZES)))
     bench_parser.add_argument("--seconds", type=float, default=3.0, help="time per measurement")
     bench_parser.add_argument("--no-open-spiel", action="store_true", help="skip the OpenSpiel reference")
+    bench_parser.add_argument("--no-envs", action="store_true", help="skip the AEC and vector env measurements")
     bench_parser.add_argument("--json", action="store_true", help="print one JSON object")
     bench_parser.set_defaults(func=cmd_bench)
 
@@ -102,6 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--batch-sizes", default=",".join(map(str, bench.DEFAULT_BATCH_SIZES)))
     demo.add_argument("--seconds", type=float, default=2.0)
     demo.add_argument("--no-open-spiel", action="store_true")
+    demo.add_argument("--no-envs", action="store_true")
     demo.set_defaults(func=cmd_demo)
     return parser
 
