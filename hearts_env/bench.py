@@ -8,6 +8,8 @@
 * ``vector_env``: the Gymnasium vector env (learner at seat 0, random opponents, every
   opponent decision observed too) at the largest batch size; its decisions/s are the
   learner's steps/s;
+* ``agent:SPEC``: moves/s of each agent (random, easy, normal, hard) deciding for a batch of
+  observations taken from random mid-hand states (its decisions/s column);
 * ``open_spiel`` / ``open_spiel+obs``: OpenSpiel's ``hearts`` driven by a Python loop, without and
   with ``information_state_tensor`` on every decision (only when ``pyspiel`` is installed).
 
@@ -152,6 +154,34 @@ def bench_vector(rules: Rules, num_envs: int, seconds: float, seed: int = 0) -> 
     return BenchResult("vector_env", num_envs, hands / elapsed, steps / elapsed, elapsed)
 
 
+def bench_agents(rules: Rules, specs: list[str], batch_size: int, seconds: float, seed: int = 0) -> list[BenchResult]:
+    """Moves/s of each agent deciding for a batch of observations from random mid-hand states."""
+    from agents import make  # the agents package builds on this one; import it only here
+
+    state = engine.init(_endless(rules), batch_size, seed)
+    rng = np.random.default_rng(seed)
+    samples = []
+    for step in range(64):  # states spread over a hand: passing, early and late tricks
+        if step % 8 == 0:
+            samples.append((observe(state), engine.legal_mask(state)))
+        engine.step_inplace(state, random_actions(state.legal, rng))
+    results = []
+    for spec in specs:
+        agent = make(spec, seed=seed)
+        calls = 0
+
+        def decide() -> int:
+            nonlocal calls
+            obs, mask = samples[calls % len(samples)]
+            agent.act(obs, mask)
+            calls += 1
+            return batch_size
+
+        moves, elapsed = _timed(decide, seconds)
+        results.append(BenchResult(f"agent:{spec}", batch_size, 0.0, moves / elapsed, elapsed))
+    return results
+
+
 def bench_open_spiel(seconds: float, seed: int = 0, with_obs: bool = False) -> BenchResult | None:
     """OpenSpiel ``hearts`` random play, or None when ``pyspiel`` is not installed."""
     try:
@@ -191,6 +221,7 @@ def run(
     seconds: float = 3.0,
     with_open_spiel: bool = True,
     with_envs: bool = True,
+    agent_specs: tuple[str, ...] = ("random", "easy", "normal", "hard"),
     progress=None,
 ) -> list[BenchResult]:
     say = progress or (lambda message: None)
@@ -210,6 +241,9 @@ def run(
             results.append(bench_aec(rules, seconds))
             say(f"Gymnasium vector env, {max(batch_sizes)} games")
             results.append(bench_vector(rules, max(batch_sizes), seconds))
+    if agent_specs:
+        say(f"agents {', '.join(agent_specs)} at batch {max(batch_sizes)}")
+        results.extend(bench_agents(rules, list(agent_specs), max(batch_sizes), seconds))
     if with_open_spiel and rules.num_players == 4:
         for with_obs in (False, True):
             say("OpenSpiel hearts" + (" with information_state_tensor" if with_obs else ""))
@@ -224,7 +258,8 @@ def format_table(results: list[BenchResult], rules: Rules) -> str:
     rows.append(f"{'measure':<15} {'batch':>6} {'hands/s':>12} {'decisions/s':>14} {'peak MiB':>9}")
     for r in results:
         mem = "" if r.peak_memory_mb is None else f"{r.peak_memory_mb:9.1f}"
-        rows.append(f"{r.name:<15} {r.batch_size:>6} {r.hands_per_s:>12,.0f} {r.decisions_per_s:>14,.0f} {mem}")
+        hands = "" if r.name.startswith("agent:") else f"{r.hands_per_s:,.0f}"
+        rows.append(f"{r.name:<15} {r.batch_size:>6} {hands:>12} {r.decisions_per_s:>14,.0f} {mem}")
     by_name = {}
     for r in results:
         by_name.setdefault(r.name, []).append(r)

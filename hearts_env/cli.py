@@ -1,4 +1,4 @@
-"""The ``hearts`` command: ``hearts demo`` (the README's main job) and ``hearts bench``.
+"""The ``hearts`` command: ``hearts demo`` (the README's main job), ``hearts bench`` and ``hearts arena``.
 
 Rules are chosen with ``--rules`` (a preset name or a YAML/JSON file) and single options changed
 with ``--rule key=value`` (repeatable), e.g. ``--rule moon=subtract_from_self``.
@@ -41,6 +41,10 @@ def load_rules(spec: str, overrides: list[str] | None = None) -> Rules:
     return Rules.from_dict(data)
 
 
+class UsageError(ValueError):
+    """A problem with what the command was asked to do: reported in one line, exit code 2."""
+
+
 def _add_rules_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rules", default="classic", help=f"preset ({', '.join(PRESETS)}) or a YAML/JSON file")
     parser.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE", help="override one option")
@@ -50,8 +54,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
     rules = load_rules(args.rules, args.rule)
     sizes = [int(s) for s in args.batch_sizes.split(",")]
     say = None if args.json else (lambda msg: print(f"measuring {msg} ...", file=sys.stderr, flush=True))
+    specs = tuple(a for a in args.agents.split(",") if a)
     results = bench.run(rules, sizes, args.seconds, with_open_spiel=not args.no_open_spiel,
-                        with_envs=not args.no_envs, progress=say)
+                        with_envs=not args.no_envs, agent_specs=specs, progress=say)
     if args.json:
         print(json.dumps({
             "rules": rules.name,
@@ -84,6 +89,81 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return cmd_bench(args)
 
 
+def cmd_arena(args: argparse.Namespace) -> int:
+    """Play agents on fixed duplicate deals and report mean penalty points per hand."""
+    from eval import arena, report
+    from eval.deals import DealSet, DealSetError
+
+    rules = load_rules(args.rules, args.rule)
+    try:
+        plan = _arena_plan(args, rules)
+        if args.deal_set:
+            deals = DealSet.load(args.deal_set, rules=rules)
+            if args.deals is not None:
+                if args.deals > len(deals):
+                    raise UsageError(f"--deals {args.deals}: the deal set {args.deal_set} holds only {len(deals)} deals")
+                deals = deals.subset(0, args.deals)
+        else:
+            n = args.deals if args.deals is not None else (ARENA_DEFAULT_DEALS if args.agents else ARENA_LEADERBOARD_DEALS)
+            if n < 1:
+                raise UsageError(f"--deals must be at least 1, got {n}")
+            deals = DealSet.generate(rules, n, args.seed)
+        if args.save_deal_set:
+            saved = deals.save(args.save_deal_set)
+            print(f"deal set saved to {saved}", file=sys.stderr)
+        result = arena.run(
+            plan, deals, seed=args.seed, workers=args.workers, records=args.records,
+            progress=not args.no_progress, half_width=args.half_width, deal_set_path=args.deal_set,
+        )
+    except (arena.ArenaError, DealSetError) as err:
+        raise UsageError(str(err)) from None
+    result.meta["command"] = "hearts " + " ".join(_quote(a) for a in (args.argv or []))
+    if args.out:
+        paths = report.write_all(result, args.out)
+        print(f"results written to {', '.join(str(p) for p in paths.values())}", file=sys.stderr)
+    if args.records:
+        print(f"game records written to {args.records}", file=sys.stderr)
+    if args.json:
+        print(result.to_json())
+    else:
+        report.print_terminal(result)
+    return 0
+
+
+ARENA_DEFAULT_DEALS = 1000
+ARENA_LEADERBOARD_DEALS = 300
+
+
+def _arena_plan(args: argparse.Namespace, rules: Rules):
+    """Which format and line-up the arguments ask for (see ``hearts arena --help``)."""
+    from agents import available
+    from eval import arena
+
+    agents = list(args.agents)
+    fmt = args.format
+    kw = {"episode": args.episode, "seating": args.seating}
+    if not agents:  # the default: a short leaderboard of the built-in bots
+        pool = available()
+        if fmt in (None, "roundrobin") and len(pool) >= 2:
+            return arena.round_robin_plan(rules, pool, seed=args.seed, **kw)
+        agents = pool[:1] or ["random"]
+    if fmt is None:
+        fmt = "head2head" if args.vs is not None or len(agents) == 1 else "roundrobin"
+    if fmt == "head2head":
+        return arena.head_to_head_plan(rules, agents, args.vs or "random", **kw)
+    if fmt == "table":
+        return arena.table_plan(rules, agents, fill=args.vs, **kw)
+    if args.vs is not None:
+        raise UsageError("--vs goes with --format head2head or table, not roundrobin")
+    return arena.round_robin_plan(rules, agents, seed=args.seed, **kw)
+
+
+def _quote(arg: str) -> str:
+    import shlex
+
+    return shlex.quote(arg)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="hearts", description="Hearts Lab: rules engine and tools.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -94,6 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench_parser.add_argument("--seconds", type=float, default=3.0, help="time per measurement")
     bench_parser.add_argument("--no-open-spiel", action="store_true", help="skip the OpenSpiel reference")
     bench_parser.add_argument("--no-envs", action="store_true", help="skip the AEC and vector env measurements")
+    bench_parser.add_argument("--agents", default="random,easy,normal,hard", help="agents to time ('' for none)")
     bench_parser.add_argument("--json", action="store_true", help="print one JSON object")
     bench_parser.set_defaults(func=cmd_bench)
 
@@ -105,16 +186,52 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--seconds", type=float, default=2.0)
     demo.add_argument("--no-open-spiel", action="store_true")
     demo.add_argument("--no-envs", action="store_true")
+    demo.add_argument("--agents", default="random,easy,normal,hard")
     demo.set_defaults(func=cmd_demo)
+
+    arena = sub.add_parser(
+        "arena",
+        help="benchmark agents on fixed duplicate deals (mean penalty points per hand)",
+        description=(
+            "Play agents on a fixed set of deals, each deal replayed with the line-up rotated so every "
+            "agent sits in every seat with the same cards; report mean penalty points per hand (lower is "
+            "better) with 95%% intervals over deals and paired differences. With no AGENT: a short "
+            "leaderboard of the built-in bots. One AGENT: head-to-head against three copies of --vs "
+            "(default random). Several AGENTs: a round-robin (or --vs OPPONENT: each head-to-head)."
+        ),
+    )
+    arena.add_argument("agents", nargs="*", metavar="AGENT",
+                       help="agent specs: random, easy, normal, hard, ckpt:PATH, onnx:PATH")
+    arena.add_argument("--vs", metavar="OPPONENT", help="opponent in the other seats (head2head, or fills a table)")
+    arena.add_argument("--format", choices=("head2head", "table", "roundrobin"))
+    _add_rules_arguments(arena)
+    arena.add_argument("--deals", type=int, help=f"number of deals (default {ARENA_DEFAULT_DEALS}; "
+                       f"{ARENA_LEADERBOARD_DEALS} for the default leaderboard; with --deal-set: its first N)")
+    arena.add_argument("--seed", type=int, default=0, help="seed of the generated deals and of the agents")
+    arena.add_argument("--deal-set", metavar="FILE.npz", help="play a saved deal set (must match the rules)")
+    arena.add_argument("--save-deal-set", metavar="FILE.npz", help="save the deals played, to replay them later")
+    arena.add_argument("--episode", choices=("hand", "game"), default="hand",
+                       help="one hand per deal, or a whole game to the target score")
+    arena.add_argument("--seating", choices=("rotate", "permute"), default="rotate",
+                       help="rotate the line-up round the table, or use every permutation of seats")
+    arena.add_argument("--workers", type=int, default=2, help="processes (one per core); results do not depend on it")
+    arena.add_argument("--half-width", type=float, default=0.1,
+                       help="interval half-width (points per hand) to report the deals needed for")
+    arena.add_argument("--out", metavar="DIR", help="write results.json, leaderboard.csv, pairs.csv, report.md, points.png")
+    arena.add_argument("--json", action="store_true", help="print the results as one JSON object on stdout")
+    arena.add_argument("--records", metavar="FILE", help="write every game (deal, cards, actions, points) as JSON lines")
+    arena.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    arena.set_defaults(func=cmd_arena)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)
     try:
         return args.func(args)
-    except RulesError as err:
+    except (RulesError, UsageError) as err:
         parser.exit(2, f"hearts: error: {err}\n")
     except KeyboardInterrupt:
         parser.exit(130, "hearts: interrupted\n")

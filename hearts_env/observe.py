@@ -29,9 +29,9 @@ phase                   2         one-hot: passing, playing (zeros when the game
 pass_direction          4         this hand's pass as the receiving relative seat (0 = no pass)
 hearts_broken           1         hearts may be led
 queen_seen              1         Q♠ has been played this hand
-rules                   11        first-trick protection, hearts must be broken, Q♠ breaks hearts,
-                                  Q♠ waits, J♦ bonus, hearts trump, short 28-card deck, moon
-                                  add / subtract / shooter's choice / off
+rules                   12        first-trick protection, hearts must be broken, Q♠ breaks hearts,
+                                  Q♠ waits, J♦ bonus, hearts trump, short 28-card deck, two
+                                  players, moon add / subtract / shooter's choice / off
 ======================  ========  ===================================================================
 
 Card rows use the card ids of ``cards`` (``13 * suit + rank``). ``decode(obs)`` returns named
@@ -55,7 +55,7 @@ OBS_VERSION = 1
 SEATS = 4  # relative seat rows: me, left, across, right
 RULE_FLAGS = (
     "first_trick_protection", "hearts_must_be_broken", "queen_breaks_hearts", "queen_waits_for_hearts",
-    "jack_of_diamonds_bonus", "hearts_trump", "short_deck",
+    "jack_of_diamonds_bonus", "hearts_trump", "short_deck", "two_players",
     "moon_add_to_others", "moon_subtract_from_self", "moon_shooters_choice", "moon_off",
 )
 
@@ -118,6 +118,7 @@ def rule_flags(rules) -> np.ndarray:
         "jack_of_diamonds_bonus": rules.jack_of_diamonds_bonus,
         "hearts_trump": rules.trump_suit == "H",
         "short_deck": rules.deck == "short28",
+        "two_players": rules.num_players == 2,
         "moon_add_to_others": rules.moon == "add_to_others",
         "moon_subtract_from_self": rules.moon == "subtract_from_self",
         "moon_shooters_choice": rules.moon == "shooters_choice",

@@ -6,13 +6,16 @@ from hearts_env import bench, cli, Rules
 
 
 def test_bench_json_reports_every_batch_size(capsys):
-    assert cli.main(["bench", "--batch-sizes", "1,16", "--seconds", "0.1", "--json", "--no-open-spiel"]) == 0
+    assert cli.main(["bench", "--batch-sizes", "1,16", "--seconds", "0.1", "--json", "--no-open-spiel",
+                     "--agents", "random,easy"]) == 0
     report = json.loads(capsys.readouterr().out)
     rows = {(r["name"], r["batch_size"]): r for r in report["results"]}
     assert set(rows) == {("engine", 1), ("engine", 16), ("engine+obs", 1), ("engine+obs", 16),
-                         ("aec_env", 1), ("vector_env", 16)}
+                         ("aec_env", 1), ("vector_env", 16), ("agent:random", 16), ("agent:easy", 16)}
     for (name, _), row in rows.items():
         assert row["decisions_per_s"] > row["hands_per_s"] >= 0
+        if name.startswith("agent:"):
+            continue
         if name.startswith("engine"):
             assert row["hands_per_s"] > 0 and row["peak_memory_mb"] > 0
 

@@ -1,0 +1,768 @@
+"""The evaluation arena: agents play fixed duplicate deals under every seating, batched.
+
+Formats (each a list of *tables*: a line-up of agents, one per seat, over the same deals):
+
+* **head-to-head** (``head_to_head``): a candidate against copies of one opponent in the other
+  seats, the standard benchmark; several candidates each get their own table, on the same deals.
+* **mixed table** (``mixed_table``): up to four different agents at one table.
+* **round-robin** (``round_robin``): a pool of agents; with more agents than seats every
+  combination of seats is a table (a leaderboard with an OpenSkill rating over the tables played
+  plus mean points); with fewer agents than seats every ordered pair plays head-to-head.
+
+Every table replays every deal of a :class:`~eval.deals.DealSet` under each *seating*: with
+``seating="rotate"`` (default) the line-up is rotated round the table, so each agent sits in each
+seat with the same cards; ``seating="permute"`` uses every permutation of the seats (24 with
+four players), which also balances who passes to whom. Episodes are one hand (``episode="hand"``)
+or a whole game to the target score (``episode="game"``).
+
+How it runs: the deals are cut into chunks of ``chunk_deals`` (a fixed size, independent of the
+number of workers); a *unit* is one table on one chunk, i.e. ``chunk_deals x seatings`` games
+stepped as one batch on the engine. At each step the games are grouped by the agent sitting at
+the seat to act, and each agent is called once on its rows. Units run in ``workers`` processes;
+each unit builds its agents from their spec strings with a seed derived from the arena seed, the
+table and the chunk, so the results are identical whatever the number of workers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+import multiprocessing
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+import hearts_env
+from hearts_env import cards, engine, scoring
+from hearts_env.engine import IllegalActionError
+from hearts_env.observe import OBS_DIM, observe
+from hearts_env.rules import Rules
+from hearts_env.state import PLAY
+
+from . import stats
+from .deals import DealSet
+
+FORMATS = ("head2head", "table", "roundrobin")
+EPISODES = ("hand", "game")
+SEATINGS = ("rotate", "permute")
+#: Deals per unit of work. Part of what determines the results (agents are seeded per chunk).
+CHUNK_DEALS = 256
+#: Round-robin pools with more tables than this play a seeded sample of the tables.
+MAX_TABLES = 100
+#: A game that has not ended after this many hands is a bug (or absurd rules): stop loudly.
+MAX_HANDS_PER_GAME = 1000
+
+
+class ArenaError(ValueError):
+    """A problem with what the arena was asked to do, in one line for the user."""
+
+
+class AgentSpecError(ArenaError):
+    """An agent spec that cannot be turned into an agent (unknown name, missing checkpoint, ...)."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Agents
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Entrant:
+    """One agent of a line-up: its label in the results and its spec (or agent object)."""
+
+    label: str
+    spec: Any
+
+    @property
+    def spec_text(self) -> str:
+        if isinstance(self.spec, str):
+            return self.spec
+        return f"<{getattr(self.spec, 'name', None) or getattr(self.spec, '__name__', type(self.spec).__name__)}>"
+
+
+_FILE_PREFIXES = ("ckpt:", "onnx:")
+
+
+def resolve_agent(spec: Any, seed: int | None = None):
+    """An agent from a spec string (seeded), an agent object or a callable; clear errors.
+
+    ``ckpt:PATH`` / ``onnx:PATH`` name files: a missing file is reported with its path before
+    anything else is tried.
+    """
+    from agents import make  # imported here: agents may import heavy libraries
+
+    if isinstance(spec, str):
+        text = spec.strip()
+        if not text:
+            raise AgentSpecError("empty agent spec")
+        for prefix in _FILE_PREFIXES:
+            if text.startswith(prefix):
+                path = Path(text[len(prefix):])
+                if not path.is_file():
+                    kind = "checkpoint" if prefix == "ckpt:" else "ONNX model"
+                    raise AgentSpecError(f"agent {spec!r}: {kind} file not found: {path}")
+        try:
+            agent = make(text, seed=seed)
+        except (ValueError, TypeError, KeyError, FileNotFoundError, ImportError, RuntimeError) as err:
+            raise AgentSpecError(f"agent {spec!r}: {err}") from None
+    else:
+        try:
+            agent = make(spec)
+        except TypeError as err:
+            raise AgentSpecError(str(err)) from None
+    if not callable(getattr(agent, "act", None)):
+        raise AgentSpecError(f"agent {spec!r}: no act(observation, action_mask) method")
+    return agent
+
+
+def make_entrants(agents: Iterable[Any]) -> list[Entrant]:
+    """Entrants from specs, agents, callables or ``(label, spec)`` pairs; repeated labels get ``#2``, ..."""
+    out: list[Entrant] = []
+    seen: dict[str, int] = {}
+    for item in agents:
+        if isinstance(item, Entrant):
+            label, spec = item.label, item.spec
+        elif isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str):
+            label, spec = item
+        else:
+            spec = item
+            label = Entrant("", item).spec_text if not isinstance(item, str) else item.strip()
+        seen[label] = seen.get(label, 0) + 1
+        if seen[label] > 1:
+            label = f"{label}#{seen[label]}"
+        out.append(Entrant(label, spec))
+    return out
+
+
+def agent_seed(arena_seed: int, table: int, chunk: int, entrant: int) -> int:
+    """The seed of an entrant's agent in one unit: a pure function of where it plays."""
+    words = [arena_seed % (1 << 64) & 0xFFFFFFFF, arena_seed % (1 << 64) >> 32, table, chunk, entrant]
+    return int(np.random.SeedSequence(words).generate_state(2, dtype=np.uint64)[0] >> np.uint64(1))
+
+
+# ---------------------------------------------------------------------------------------------
+# Plans: which tables, which seatings
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """What to play: the entrants, the tables (entrant index per line-up slot) and how to seat them."""
+
+    rules: Rules
+    format: str
+    entrants: tuple[Entrant, ...]
+    tables: tuple[tuple[int, ...], ...]
+    episode: str = "hand"
+    seating: str = "rotate"
+
+    def __post_init__(self):
+        p = self.rules.num_players
+        if self.episode not in EPISODES:
+            raise ArenaError(f"episode must be one of {', '.join(EPISODES)}, got {self.episode!r}")
+        if self.seating not in SEATINGS:
+            raise ArenaError(f"seating must be one of {', '.join(SEATINGS)}, got {self.seating!r}")
+        if not self.tables:
+            raise ArenaError("nothing to play: no tables")
+        for table in self.tables:
+            if len(table) != p:
+                raise ArenaError(f"a table of the {self.rules.name!r} rules seats {p} agents, got {len(table)}")
+
+    def seat_of_slot(self) -> np.ndarray:
+        """``[S, P]``: the seat of each line-up slot under each seating."""
+        p = self.rules.num_players
+        if self.seating == "rotate":
+            return (np.arange(p)[None, :] + np.arange(p)[:, None]) % p
+        return np.array(list(itertools.permutations(range(p))), dtype=np.int64)
+
+    def entrant_at_seat(self, table: int) -> np.ndarray:
+        """``[S, P]``: the entrant sitting at each seat under each seating of one table."""
+        order = self.seat_of_slot()
+        out = np.empty_like(order)
+        rows = np.arange(order.shape[0])[:, None]
+        out[rows, order] = np.asarray(self.tables[table])[None, :]
+        return out
+
+    def table_labels(self, table: int) -> list[str]:
+        return [self.entrants[e].label for e in self.tables[table]]
+
+
+def head_to_head_plan(rules: Rules, candidates: Sequence[Any], opponent: Any, **kw) -> Plan:
+    """Each candidate against ``num_players - 1`` copies of ``opponent`` (one table per candidate)."""
+    if not candidates:
+        raise ArenaError("head-to-head needs at least one candidate agent")
+    entrants = make_entrants([*candidates, opponent])
+    opp = len(entrants) - 1
+    tables = tuple((c,) + (opp,) * (rules.num_players - 1) for c in range(len(candidates)))
+    return Plan(rules, "head2head", tuple(entrants), tables, **kw)
+
+
+def table_plan(rules: Rules, line_up: Sequence[Any], fill: Any = None, **kw) -> Plan:
+    """One table of different agents (``fill`` takes the seats left over)."""
+    p = rules.num_players
+    items = list(line_up)
+    if len(items) > p or (len(items) < p and fill is None):
+        raise ArenaError(
+            f"a table of the {rules.name!r} rules seats {p} agents, got {len(items)}"
+            + ("" if len(items) > p else " (name more agents, or an opponent to fill the other seats)")
+        )
+    entrants = make_entrants(items + ([fill] if len(items) < p else []))
+    slots = list(range(len(items))) + [len(items)] * (p - len(items))
+    return Plan(rules, "table", tuple(entrants), (tuple(slots),), **kw)
+
+
+def round_robin_plan(rules: Rules, pool: Sequence[Any], seed: int = 0, max_tables: int = MAX_TABLES, **kw) -> Plan:
+    """Every combination of ``num_players`` pool agents is a table; a smaller pool plays every
+    ordered pair head-to-head. More than ``max_tables`` tables: a seeded sample of them."""
+    p = rules.num_players
+    entrants = make_entrants(pool)
+    k = len(entrants)
+    if k < 2:
+        raise ArenaError(f"a round-robin needs at least two agents, got {k}")
+    if k >= p:
+        tables = list(itertools.combinations(range(k), p))
+    else:
+        tables = [(a,) + (b,) * (p - 1) for a in range(k) for b in range(k) if a != b]
+    if len(tables) > max_tables:
+        rng = np.random.default_rng([seed % (1 << 32), 0x7AB1E5])
+        keep = np.sort(rng.choice(len(tables), size=max_tables, replace=False))
+        tables = [tables[i] for i in keep]
+    return Plan(rules, "roundrobin", tuple(entrants), tuple(tuple(t) for t in tables), **kw)
+
+
+# ---------------------------------------------------------------------------------------------
+# Playing one unit: one table on one chunk of deals, every seating, as one batch
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class Games:
+    """Per-game results (one row per game = deal x table x seating), seat-indexed ``[G, P]``."""
+
+    deal: np.ndarray  # [G] index into the deal set
+    table: np.ndarray  # [G]
+    seating: np.ndarray  # [G]
+    entrant: np.ndarray  # [G, P] entrant at each seat
+    points: np.ndarray  # [G, P] penalty points over the episode (the final score in game mode)
+    hands: np.ndarray  # [G] hands played
+    moons_made: np.ndarray  # [G, P] hands in which this seat shot the moon
+    moons_suffered: np.ndarray  # [G, P] hands in which another seat shot the moon
+    zero_hands: np.ndarray  # [G, P] hands in which this seat scored no penalty points (<= 0)
+    winner: np.ndarray  # [G] winning seat of the game (-1 in hand episodes)
+
+    @classmethod
+    def concatenate(cls, parts: list["Games"]) -> "Games":
+        return cls(**{f.name: np.concatenate([getattr(p, f.name) for p in parts]) for f in dataclasses.fields(cls)})
+
+    def __len__(self) -> int:
+        return int(self.deal.shape[0])
+
+
+@dataclasses.dataclass
+class _Recorder:
+    """Collects actions and hand boundaries as arrays during play; builds JSON records at the end."""
+
+    actions: list = dataclasses.field(default_factory=list)  # (game, hand, seat, card) arrays per step
+    starts: list = dataclasses.field(default_factory=list)  # (game, hand, dealt [n, P], dead)
+    ends: list = dataclasses.field(default_factory=list)  # (game, hand, points [n, P], shooter)
+
+
+def play_unit(plan: Plan, deals: DealSet, start: int, stop: int, table: int, chunk: int, seed: int,
+              record: bool = False) -> tuple[Games, list[dict]]:
+    """Play deals ``start:stop`` at one table under every seating; one batch on the engine."""
+    rules = plan.rules
+    p = rules.num_players
+    seat_entrant = plan.entrant_at_seat(table)  # [S, P]
+    s = seat_entrant.shape[0]
+    n = stop - start
+    g = n * s
+    deal_index = np.repeat(np.arange(start, stop), s)
+    seating = np.tile(np.arange(s), n)
+    entrant = seat_entrant[seating]  # [G, P]
+    single_hand = plan.episode == "hand"
+    state = engine.init_from_seeds(
+        rules, deals.seeds[deal_index], deals.hand_numbers[deal_index], single_hand=single_hand
+    )
+    playing = sorted(set(plan.tables[table]))
+    agents = {e: resolve_agent(plan.entrants[e].spec, agent_seed(seed, table, chunk, e)) for e in playing}
+
+    points = np.zeros((g, p), dtype=np.int64)
+    hands = np.zeros(g, dtype=np.int64)
+    moons_made = np.zeros((g, p), dtype=np.int64)
+    moons_suffered = np.zeros((g, p), dtype=np.int64)
+    zero_hands = np.zeros((g, p), dtype=np.int64)
+    winner = np.full(g, -1, dtype=np.int64)
+    recorder = _Recorder() if record else None
+    if recorder:
+        recorder.starts.append((np.arange(g), state.hand_number.copy(), state.dealt.copy(), state.dead.copy()))
+
+    ids = np.arange(g)  # original game of each state row (rows are dropped as games finish)
+    buffer = np.empty((g, OBS_DIM), dtype=np.float32)
+    last_trick = rules.hand_size - 1
+    moon_on = rules.moon != "off"
+    max_steps = MAX_HANDS_PER_GAME * (rules.deck_size + p * rules.pass_count)
+    for _ in range(max_steps):
+        alive = ~state.done
+        n_alive = int(alive.sum())
+        if n_alive == 0:
+            break
+        if n_alive < state.batch_size // 2:  # drop finished games so observing stays cheap
+            keep = alive.nonzero()[0]
+            state, ids, alive = state.take(keep), ids[keep], np.ones(keep.size, dtype=bool)
+        rows_n = state.batch_size
+        obs = observe(state, out=buffer[:rows_n])
+        mask = engine.legal_mask(state)
+        seat = state.current_player
+        acting_entrant = np.where(alive, entrant[ids, np.maximum(seat, 0)], -1)
+        actions = np.zeros(rows_n, dtype=np.int64)
+        for e in playing:
+            rows = (acting_entrant == e).nonzero()[0]
+            if rows.size:
+                chosen = np.asarray(agents[e].act(obs[rows], mask[rows])).reshape(-1)
+                if chosen.shape != (rows.size,):
+                    raise ArenaError(
+                        f"agent {plan.entrants[e].label!r} returned {chosen.shape[0]} actions for {rows.size} rows"
+                    )
+                actions[rows] = chosen
+        # The hand ends with the last card of the last trick.
+        ending = (alive & (state.phase == PLAY) & (state.trick_number == last_trick)
+                  & (state.num_in_trick == p - 1)).nonzero()[0]
+        shadow = None
+        if ending.size and not single_hand:
+            # Whole games deal the next hand at once (``taken`` is reset); a copy of the ending
+            # games stopped after this hand keeps the cards won, for the moon.
+            shadow = state.take(ending)
+            shadow.final_hand[:] = shadow.hand_number
+        if recorder:
+            acting = alive.nonzero()[0]
+            recorder.actions.append((ids[acting], state.hand_number[acting].copy(), seat[acting].copy(),
+                                     actions[acting].copy()))
+        hand_before = state.hand_number[ending].copy()
+        try:
+            engine.step_inplace(state, actions)
+        except IllegalActionError as err:
+            who = plan.entrants[int(acting_entrant[_first_illegal(state, actions, alive)])].label
+            raise ArenaError(f"agent {who!r} chose an illegal action: {err}") from None
+        if not ending.size:
+            continue
+        if shadow is not None:
+            engine.step_inplace(shadow, actions[ending])
+            taken, dead, hand_points = shadow.taken, shadow.dead, shadow.last_hand_points
+        else:
+            taken, dead, hand_points = state.taken[ending], state.dead[ending], state.last_hand_points[ending]
+        done = state.done[ending]
+        if not (done | (state.hand_number[ending] == hand_before + 1)).all():
+            raise RuntimeError("arena: a hand was predicted to end but did not (engine changed?)")
+        shooter = scoring.moon_shooter(rules, taken, dead) & moon_on
+        game = ids[ending]
+        points[game] += hand_points
+        hands[game] += 1
+        moons_made[game] += shooter
+        moons_suffered[game] += shooter.any(axis=1, keepdims=True) & ~shooter
+        zero_hands[game] += hand_points <= 0
+        winner[game] = np.where(done, state.winner[ending], winner[game])
+        if recorder:
+            shooter_seat = np.where(shooter.any(axis=1), shooter.argmax(axis=1), -1)
+            recorder.ends.append((game, hand_before, hand_points.copy(), shooter_seat))
+            going_on = ~done
+            if going_on.any():
+                rows = ending[going_on]
+                recorder.starts.append((ids[rows], state.hand_number[rows].copy(), state.dealt[rows].copy(),
+                                        state.dead[rows].copy()))
+    else:
+        raise RuntimeError(f"arena: games still running after {MAX_HANDS_PER_GAME} hands")
+    if (hands > MAX_HANDS_PER_GAME).any():
+        raise RuntimeError(f"arena: a game ran past {MAX_HANDS_PER_GAME} hands")
+
+    games = Games(
+        deal=deal_index, table=np.full(g, table, dtype=np.int64), seating=seating, entrant=entrant,
+        points=points, hands=hands, moons_made=moons_made, moons_suffered=moons_suffered,
+        zero_hands=zero_hands, winner=winner,
+    )
+    records = _build_records(plan, deals, games, recorder) if recorder else []
+    return games, records
+
+
+def _first_illegal(state, actions: np.ndarray, alive: np.ndarray) -> int:
+    legal = ((state.legal >> np.clip(actions, 0, 63).astype(np.uint64)) & np.uint64(1)).astype(bool)
+    bad = alive & ~(legal & (actions >= 0) & (actions < cards.NUM_CARDS))
+    return int(bad.nonzero()[0][0]) if bad.any() else 0
+
+
+def _build_records(plan: Plan, deals: DealSet, games: Games, rec: _Recorder) -> list[dict]:
+    """One JSON-ready record per game: the deal, each hand's cards and actions, the points."""
+    rules = plan.rules
+    g = len(games)
+    act_game, act_hand, act_seat, act_card = (np.concatenate(x) for x in zip(*rec.actions))
+    order = np.argsort(act_game, kind="stable")  # steps were appended in time order
+    act_game, act_hand, act_seat, act_card = act_game[order], act_hand[order], act_seat[order], act_card[order]
+    bounds = np.searchsorted(act_game, np.arange(g + 1))
+    hands: list[dict[int, dict]] = [dict() for _ in range(g)]
+    for game_ids, hand_ids, dealt, dead in rec.starts:
+        for i, h, d, x in zip(game_ids.tolist(), hand_ids.tolist(), dealt, dead):
+            hands[i][h] = {
+                "hand_number": h,
+                "pass": rules.pass_direction(h),
+                "dealt": [[cards.card_text(c) for c in cards.cards_of(bits)] for bits in d],
+                "dead": [cards.card_text(c) for c in cards.cards_of(x)],
+                "actions": [],
+            }
+    for game_ids, hand_ids, pts, shooter in rec.ends:
+        for i, h, row, sh in zip(game_ids.tolist(), hand_ids.tolist(), pts.tolist(), shooter.tolist()):
+            hands[i][h]["points"] = row
+            hands[i][h]["moon"] = None if sh < 0 else sh
+    card_names = [cards.card_text(c) for c in range(cards.NUM_CARDS)]
+    out = []
+    for i in range(g):
+        lo, hi = bounds[i], bounds[i + 1]
+        for h, seat, card in zip(act_hand[lo:hi].tolist(), act_seat[lo:hi].tolist(), act_card[lo:hi].tolist()):
+            hands[i][h]["actions"].append([seat, card_names[card]])
+        d = int(games.deal[i])
+        labels = [plan.entrants[e].label for e in games.entrant[i]]
+        out.append({
+            "type": "game",
+            "deal": d,
+            "deal_seed": str(int(deals.seeds[d])),
+            "hand_number": int(deals.hand_numbers[d]),
+            "table": int(games.table[i]),
+            "seating": int(games.seating[i]),
+            "seats": labels,
+            "specs": [plan.entrants[e].spec_text for e in games.entrant[i]],
+            "hands": [hands[i][h] for h in sorted(hands[i])],
+            "points": games.points[i].tolist(),
+            "winner": None if games.winner[i] < 0 else int(games.winner[i]),
+        })
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Running a plan: units in worker processes, results in a fixed order
+# ---------------------------------------------------------------------------------------------
+
+_JOB: dict | None = None  # the job a worker process runs (inherited by fork, never pickled)
+
+
+def _init_worker(job: dict) -> None:
+    global _JOB
+    _JOB = job
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+
+def _run_unit(unit: tuple[int, int, int, int]) -> tuple[Games, list[dict]]:
+    table, chunk, start, stop = unit
+    job = _JOB
+    return play_unit(job["plan"], job["deals"], start, stop, table, chunk, job["seed"], job["record"])
+
+
+@dataclasses.dataclass
+class ArenaResult:
+    """What an arena run produced: metadata to reproduce it, per-game arrays and the summary."""
+
+    plan: Plan
+    meta: dict
+    games: Games
+    summary: dict
+
+    def to_dict(self) -> dict:
+        return {"meta": self.meta, **self.summary}
+
+    def to_json(self, **kw) -> str:
+        return json.dumps(self.to_dict(), **kw)
+
+    @property
+    def leaderboard(self) -> list[dict]:
+        return self.summary["leaderboard"]
+
+    def row(self, label: str) -> dict:
+        for row in self.leaderboard:
+            if row["agent"] == label:
+                return row
+        raise KeyError(f"no agent {label!r} in the results; agents: {[r['agent'] for r in self.leaderboard]}")
+
+    def pair(self, a: str, b: str) -> dict:
+        """The paired difference ``a - b`` (the stored pair is flipped when needed)."""
+        for pair in self.summary["pairs"]:
+            if (pair["a"], pair["b"]) == (a, b):
+                return pair
+            if (pair["a"], pair["b"]) == (b, a):
+                d = pair["difference"]
+                flipped = {**d, "mean": -d["mean"], "low": -d["high"], "high": -d["low"]}
+                return {**pair, "a": a, "b": b, "difference": flipped}
+        raise KeyError(f"no pair {a!r}, {b!r}")
+
+
+def run(
+    plan: Plan,
+    deals: DealSet | int = 1000,
+    seed: int = 0,
+    workers: int = 2,
+    records: str | Path | None = None,
+    progress: bool = False,
+    half_width: float = 0.1,
+    confidence: float = 0.95,
+    chunk_deals: int = CHUNK_DEALS,
+    deal_set_path: str | None = None,
+) -> ArenaResult:
+    """Play ``plan`` on ``deals`` (a deal set, or a number of deals generated from ``seed``).
+
+    ``records`` names a JSON-lines file to write every game to (a header line first).
+    ``half_width`` is the interval half-width (points per hand) for which ``deals_needed`` is reported.
+    """
+    if isinstance(deals, (int, np.integer)):
+        deals = DealSet.generate(plan.rules, int(deals), seed)
+    elif deals.rules != plan.rules:
+        from .deals import DealSetError, rules_difference
+
+        raise DealSetError(
+            f"the deal set was made for rules {deals.rules.name!r}, but the arena runs rules "
+            f"{plan.rules.name!r} ({rules_difference(deals.rules, plan.rules)})"
+        )
+    if chunk_deals < 1:
+        raise ArenaError(f"chunk_deals must be at least 1, got {chunk_deals}")
+    for entrant in plan.entrants:  # fail fast, in this process, on a bad spec
+        resolve_agent(entrant.spec, 0)
+    n = len(deals)
+    starts = list(range(0, n, chunk_deals))
+    units = [(t, c, a, min(a + chunk_deals, n)) for t in range(len(plan.tables)) for c, a in enumerate(starts)]
+    job = {"plan": plan, "deals": deals, "seed": int(seed), "record": records is not None}
+    workers = max(1, min(int(workers), len(units)))
+
+    meta = _meta(plan, deals, seed, chunk_deals, deal_set_path, half_width, confidence)
+    record_file = None
+    if records is not None:
+        Path(records).parent.mkdir(parents=True, exist_ok=True)
+        record_file = open(records, "w")
+        record_file.write(json.dumps({"type": "header", **meta}) + "\n")
+
+    bar = _progress_bar(progress, total=n * len(plan.tables), unit="deal")
+    parts: list[Games] = []
+    started = time.perf_counter()
+    try:
+        if workers == 1:
+            _init_worker(job)
+            results = map(_run_unit, units)
+            pool = None
+        else:
+            context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
+            pool = context.Pool(workers, initializer=_init_worker, initargs=(job,))
+            results = pool.imap(_run_unit, units)
+        try:
+            for unit, (games, game_records) in zip(units, results):
+                parts.append(games)
+                if record_file:
+                    for record in game_records:
+                        record_file.write(json.dumps(record) + "\n")
+                if bar:
+                    bar.update(unit[3] - unit[2])
+        finally:
+            if pool is not None:
+                pool.terminate()
+                pool.join()
+    finally:
+        if bar:
+            bar.close()
+        if record_file:
+            record_file.close()
+    elapsed = time.perf_counter() - started
+    games = Games.concatenate(parts)
+    meta.update(_speed(games, n, elapsed, workers))
+    summary = summarize(plan, games, n, half_width, confidence)
+    return ArenaResult(plan=plan, meta=meta, games=games, summary=summary)
+
+
+def _progress_bar(enabled: bool, total: int, unit: str):
+    if not enabled:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit=unit, file=sys.stderr, desc="arena", dynamic_ncols=True)
+
+
+def _meta(plan: Plan, deals: DealSet, seed: int, chunk_deals: int, path: str | None, half_width: float,
+          confidence: float) -> dict:
+    return {
+        "hearts_lab_version": hearts_env.__version__,
+        "format": plan.format,
+        "episode": plan.episode,
+        "seating": plan.seating,
+        "seatings_per_deal": int(plan.seat_of_slot().shape[0]),
+        "rules": plan.rules.to_dict(),
+        "rules_name": plan.rules.name,
+        "deals": len(deals),
+        "deal_set_seed": int(deals.seed),
+        "deal_set_file": path,
+        "arena_seed": int(seed),
+        "chunk_deals": int(chunk_deals),
+        "agents": [{"label": e.label, "spec": e.spec_text} for e in plan.entrants],
+        "tables": [plan.table_labels(t) for t in range(len(plan.tables))],
+        "confidence": confidence,
+        "target_half_width": half_width,
+    }
+
+
+def _speed(games: Games, n_deals: int, elapsed: float, workers: int) -> dict:
+    hands = int(games.hands.sum())
+    return {
+        "workers": workers,
+        "seconds": round(elapsed, 3),
+        "games": len(games),
+        "hands": hands,
+        "deals_per_s": n_deals / elapsed if elapsed > 0 else None,
+        "hands_per_s": hands / elapsed if elapsed > 0 else None,
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Summary: leaderboard and paired differences
+# ---------------------------------------------------------------------------------------------
+
+
+def _per_seat(games: Games, entrant: int, tables: np.ndarray | None, value: np.ndarray, n_deals: int):
+    """Per-deal mean of ``value[G, P]`` over the seats where ``entrant`` sat (optionally only some tables)."""
+    where = games.entrant == entrant
+    if tables is not None:
+        where &= np.isin(games.table, tables)[:, None]
+    game_rows, _ = where.nonzero()
+    return stats.per_deal_means(games.deal[game_rows], value[where], n_deals)
+
+
+def summarize(plan: Plan, games: Games, n_deals: int, half_width: float = 0.1, confidence: float = 0.95) -> dict:
+    """Leaderboard rows and paired differences, all with intervals over deals."""
+    per_hand = games.points / games.hands[:, None]
+    hands = games.hands[:, None].astype(np.float64)
+    won = (games.winner[:, None] == np.arange(games.points.shape[1])[None, :]).astype(np.float64)
+    is_game = plan.episode == "game"
+    rating = _ratings(plan, games, per_hand, n_deals) if plan.format == "roundrobin" else None
+
+    rows = []
+    for e, entrant in enumerate(plan.entrants):
+        means, present = _per_seat(games, e, None, per_hand, n_deals)
+        if not present.any():
+            continue
+        where = games.entrant == e
+        interval = stats.t_interval(means[present], confidence)
+        row = {
+            "agent": entrant.label,
+            "spec": entrant.spec_text,
+            "games": int(where.sum()),
+            "hands": int((where * games.hands[:, None]).sum()),
+            "points_per_hand": interval.to_dict(),
+            "deals_needed": stats.deals_needed(interval.sd, half_width, confidence),
+            "moons_made_per_hand": float(games.moons_made[where].sum() / (where * hands).sum()),
+            "moons_suffered_per_hand": float(games.moons_suffered[where].sum() / (where * hands).sum()),
+            "zero_point_share": float(games.zero_hands[where].sum() / (where * hands).sum()),
+            "win_rate": None,
+            "mean_game_score": None,
+            "rating": None,
+        }
+        if is_game:
+            wins, _ = _per_seat(games, e, None, won, n_deals)
+            row["win_rate"] = stats.t_interval(wins[present], confidence).to_dict()
+            row["mean_game_score"] = float(games.points[where].mean())
+        if rating is not None:
+            row["rating"] = rating[e]
+        rows.append(row)
+    by_rating = rating is not None and len(plan.entrants) > plan.rules.num_players
+    if by_rating:
+        rows.sort(key=lambda r: -r["rating"]["ordinal"])
+    else:
+        rows.sort(key=lambda r: r["points_per_hand"]["mean"])
+    for rank, row in enumerate(rows, 1):
+        row["rank"] = rank
+
+    pairs = []
+    table_sets = [set(t) for t in plan.tables]
+    for a, b in itertools.combinations(range(len(plan.entrants)), 2):
+        shared = np.array([t for t, members in enumerate(table_sets) if a in members and b in members])
+        tables = shared if shared.size else None
+        ma, pa = _per_seat(games, a, tables, per_hand, n_deals)
+        mb, pb = _per_seat(games, b, tables, per_hand, n_deals)
+        both = pa & pb
+        if not both.any():
+            continue
+        diff = stats.paired_interval(ma[both], mb[both], confidence)
+        pairs.append({
+            "a": plan.entrants[a].label,
+            "b": plan.entrants[b].label,
+            "over": "shared tables" if shared.size else "all tables",
+            "tables": (shared if shared.size else np.arange(len(plan.tables))).tolist(),
+            "difference": diff.to_dict(),
+            "deals_needed": stats.deals_needed(diff.sd, half_width, confidence),
+        })
+    return {"leaderboard": rows, "pairs": pairs, "ranked_by": "rating" if by_rating else "points_per_hand"}
+
+
+def _ratings(plan: Plan, games: Games, per_hand: np.ndarray, n_deals: int) -> dict[int, dict]:
+    """OpenSkill (Plackett-Luce) ratings: one match per table and deal, ranked by the agents'
+    points per hand averaged over the deal's seatings (ties share a rank). Deal-major order."""
+    from openskill.models import PlackettLuce
+
+    model = PlackettLuce()
+    ratings = {e: model.rating(name=plan.entrants[e].label) for e in range(len(plan.entrants))}
+    t_count = len(plan.tables)
+    # means[t, e, d]: points per hand of entrant e at table t on deal d
+    means = np.full((t_count, len(plan.entrants), n_deals), np.nan)
+    for t in range(t_count):
+        for e in set(plan.tables[t]):
+            m, present = _per_seat(games, e, np.array([t]), per_hand, n_deals)
+            means[t, e, present] = m[present]
+    for d in range(n_deals):
+        for t in range(t_count):
+            members = sorted(set(plan.tables[t]))
+            values = means[t, members, d]
+            if np.isnan(values).any():
+                continue
+            ranks = [int((values < v).sum()) + 1 for v in values]  # lower points, better rank
+            updated = model.rate([[ratings[e]] for e in members], ranks=ranks)
+            for e, team in zip(members, updated):
+                ratings[e] = team[0]
+    return {e: {"mu": r.mu, "sigma": r.sigma, "ordinal": r.ordinal()} for e, r in ratings.items()}
+
+
+# ---------------------------------------------------------------------------------------------
+# The formats as functions
+# ---------------------------------------------------------------------------------------------
+
+
+def _plan_kw(kw: dict) -> tuple[dict, dict]:
+    plan_keys = {"episode", "seating"}
+    return {k: v for k, v in kw.items() if k in plan_keys}, {k: v for k, v in kw.items() if k not in plan_keys}
+
+
+def head_to_head(candidate: Any | Sequence[Any], opponent: Any = "random", rules: Rules | None = None,
+                 **kw) -> ArenaResult:
+    """The standard benchmark: ``candidate`` (or each of a list) against copies of ``opponent``.
+
+    Keyword arguments: ``deals``, ``seed``, ``workers``, ``episode``, ``seating``, ``records``,
+    ``progress``, ``half_width`` (see :func:`run`).
+    """
+    rules = rules or Rules.preset("classic")
+    candidates = list(candidate) if isinstance(candidate, (list, tuple)) else [candidate]
+    plan_kw, run_kw = _plan_kw(kw)
+    return run(head_to_head_plan(rules, candidates, opponent, **plan_kw), **run_kw)
+
+
+def mixed_table(line_up: Sequence[Any], rules: Rules | None = None, fill: Any = None, **kw) -> ArenaResult:
+    """Up to ``num_players`` different agents at one table, every seating (``fill`` takes empty seats)."""
+    rules = rules or Rules.preset("classic")
+    plan_kw, run_kw = _plan_kw(kw)
+    return run(table_plan(rules, line_up, fill, **plan_kw), **run_kw)
+
+
+def round_robin(pool: Sequence[Any], rules: Rules | None = None, **kw) -> ArenaResult:
+    """A pool of agents, every table of them (or every ordered pair head-to-head), with a leaderboard."""
+    rules = rules or Rules.preset("classic")
+    plan_kw, run_kw = _plan_kw(kw)
+    return run(round_robin_plan(rules, pool, seed=run_kw.get("seed", 0), **plan_kw), **run_kw)
+
+
+__all__ = [
+    "AgentSpecError", "ArenaError", "ArenaResult", "CHUNK_DEALS", "Entrant", "Games", "Plan", "head_to_head",
+    "head_to_head_plan", "mixed_table", "make_entrants", "resolve_agent", "round_robin", "round_robin_plan",
+    "run", "summarize", "table_plan",
+]
