@@ -45,7 +45,7 @@ from hearts_env.rules import Rules
 from hearts_env.state import PLAY
 
 from . import stats
-from .deals import DealSet
+from .deals import DealSet, DealSetError, rules_difference, same_rules
 
 FORMATS = ("head2head", "table", "roundrobin")
 EPISODES = ("hand", "game")
@@ -82,7 +82,8 @@ class Entrant:
     def spec_text(self) -> str:
         if isinstance(self.spec, str):
             return self.spec
-        return f"<{getattr(self.spec, 'name', None) or getattr(self.spec, '__name__', type(self.spec).__name__)}>"
+        name = getattr(self.spec, "name", None) or getattr(self.spec, "__name__", type(self.spec).__name__)
+        return f"<{name}>"
 
 
 _FILE_PREFIXES = ("ckpt:", "onnx:")
@@ -94,7 +95,7 @@ def resolve_agent(spec: Any, seed: int | None = None):
     ``ckpt:PATH`` / ``onnx:PATH`` name files: a missing file is reported with its path before
     anything else is tried.
     """
-    from agents import make  # imported here: agents may import heavy libraries
+    from agents import available, make  # imported here: agents may import heavy libraries
 
     if isinstance(spec, str):
         text = spec.strip()
@@ -108,8 +109,15 @@ def resolve_agent(spec: Any, seed: int | None = None):
                     raise AgentSpecError(f"agent {spec!r}: {kind} file not found: {path}")
         try:
             agent = make(text, seed=seed)
-        except (ValueError, TypeError, KeyError, FileNotFoundError, ImportError, RuntimeError) as err:
-            raise AgentSpecError(f"agent {spec!r}: {err}") from None
+        except Exception as err:  # any failure to build the agent is the spec's problem, in one line
+            prefix = next((p for p in _FILE_PREFIXES if text.startswith(p)), None)
+            if prefix and "unknown agent spec" in str(err):
+                raise AgentSpecError(
+                    f"agent {spec!r}: this version cannot load {prefix} agents yet (agents.make does not know "
+                    f"the prefix; known specs: {', '.join(available())})"
+                ) from None
+            message = str(err).splitlines()[0] if str(err) else type(err).__name__
+            raise AgentSpecError(f"agent {spec!r}: {message}") from None
     else:
         try:
             agent = make(spec)
@@ -216,7 +224,8 @@ def table_plan(rules: Rules, line_up: Sequence[Any], fill: Any = None, **kw) -> 
     return Plan(rules, "table", tuple(entrants), (tuple(slots),), **kw)
 
 
-def round_robin_plan(rules: Rules, pool: Sequence[Any], seed: int = 0, max_tables: int = MAX_TABLES, **kw) -> Plan:
+def round_robin_plan(rules: Rules, pool: Sequence[Any], seed: int = 0, max_tables: int = MAX_TABLES,
+                     **kw) -> Plan:
     """Every combination of ``num_players`` pool agents is a table; a smaller pool plays every
     ordered pair head-to-head. More than ``max_tables`` tables: a seeded sample of them."""
     p = rules.num_players
@@ -257,7 +266,8 @@ class Games:
 
     @classmethod
     def concatenate(cls, parts: list["Games"]) -> "Games":
-        return cls(**{f.name: np.concatenate([getattr(p, f.name) for p in parts]) for f in dataclasses.fields(cls)})
+        names = [f.name for f in dataclasses.fields(cls)]
+        return cls(**{name: np.concatenate([getattr(p, name) for p in parts]) for name in names})
 
     def __len__(self) -> int:
         return int(self.deal.shape[0])
@@ -342,12 +352,17 @@ def play_unit(plan: Plan, deals: DealSet, start: int, stop: int, table: int, chu
             acting = alive.nonzero()[0]
             recorder.actions.append((ids[acting], state.hand_number[acting].copy(), seat[acting].copy(),
                                      actions[acting].copy()))
-        hand_before = state.hand_number[ending].copy()
+        hand_number_before = state.hand_number.copy()
+        hand_before = hand_number_before[ending]
         try:
             engine.step_inplace(state, actions)
         except IllegalActionError as err:
             who = plan.entrants[int(acting_entrant[_first_illegal(state, actions, alive)])].label
             raise ArenaError(f"agent {who!r} chose an illegal action: {err}") from None
+        # Exactly the predicted games finished a hand (else points would be lost or invented).
+        hand_over = (state.hand_number != hand_number_before) | (state.done & alive)
+        if not np.array_equal(hand_over.nonzero()[0], ending):
+            raise RuntimeError("arena: hands ended other than predicted (did the engine change?)")
         if not ending.size:
             continue
         if shadow is not None:
@@ -356,8 +371,6 @@ def play_unit(plan: Plan, deals: DealSet, start: int, stop: int, table: int, chu
         else:
             taken, dead, hand_points = state.taken[ending], state.dead[ending], state.last_hand_points[ending]
         done = state.done[ending]
-        if not (done | (state.hand_number[ending] == hand_before + 1)).all():
-            raise RuntimeError("arena: a hand was predicted to end but did not (engine changed?)")
         shooter = scoring.moon_shooter(rules, taken, dead) & moon_on
         game = ids[ending]
         points[game] += hand_points
@@ -515,9 +528,7 @@ def run(
     """
     if isinstance(deals, (int, np.integer)):
         deals = DealSet.generate(plan.rules, int(deals), seed)
-    elif deals.rules != plan.rules:
-        from .deals import DealSetError, rules_difference
-
+    elif not same_rules(deals.rules, plan.rules):
         raise DealSetError(
             f"the deal set was made for rules {deals.rules.name!r}, but the arena runs rules "
             f"{plan.rules.name!r} ({rules_difference(deals.rules, plan.rules)})"
@@ -548,7 +559,9 @@ def run(
             results = map(_run_unit, units)
             pool = None
         else:
-            context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
+            # fork: workers inherit the plan (agent objects and callables included) without pickling
+            fork = "fork" in multiprocessing.get_all_start_methods()
+            context = multiprocessing.get_context("fork" if fork else None)
             pool = context.Pool(workers, initializer=_init_worker, initargs=(job,))
             results = pool.imap(_run_unit, units)
         try:
@@ -631,7 +644,8 @@ def _per_seat(games: Games, entrant: int, tables: np.ndarray | None, value: np.n
     return stats.per_deal_means(games.deal[game_rows], value[where], n_deals)
 
 
-def summarize(plan: Plan, games: Games, n_deals: int, half_width: float = 0.1, confidence: float = 0.95) -> dict:
+def summarize(plan: Plan, games: Games, n_deals: int, half_width: float = 0.1,
+              confidence: float = 0.95) -> dict:
     """Leaderboard rows and paired differences, all with intervals over deals."""
     per_hand = games.points / games.hands[:, None]
     hands = games.hands[:, None].astype(np.float64)
@@ -738,11 +752,14 @@ def head_to_head(candidate: Any | Sequence[Any], opponent: Any = "random", rules
                  **kw) -> ArenaResult:
     """The standard benchmark: ``candidate`` (or each of a list) against copies of ``opponent``.
 
+    An agent is a spec string, an agent object, a callable ``f(observation, action_mask)`` or a
+    ``(label, agent)`` tuple; only a *list* means several candidates.
+
     Keyword arguments: ``deals``, ``seed``, ``workers``, ``episode``, ``seating``, ``records``,
     ``progress``, ``half_width`` (see :func:`run`).
     """
     rules = rules or Rules.preset("classic")
-    candidates = list(candidate) if isinstance(candidate, (list, tuple)) else [candidate]
+    candidates = list(candidate) if isinstance(candidate, list) else [candidate]
     plan_kw, run_kw = _plan_kw(kw)
     return run(head_to_head_plan(rules, candidates, opponent, **plan_kw), **run_kw)
 

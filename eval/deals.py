@@ -119,6 +119,11 @@ class DealSet:
             stored = Rules.from_dict(json.loads(str(arrays["rules_json"])))
         except (json.JSONDecodeError, RulesError, TypeError) as err:
             raise DealSetError(f"deal set {path}: its rules cannot be read: {err}") from None
+        if rules is not None and not same_rules(stored, rules):
+            raise DealSetError(
+                f"deal set {path} was made for rules {describe_rules(stored)}, "
+                f"but the arena runs rules {describe_rules(rules)} ({rules_difference(stored, rules)})"
+            )
         seeds = np.asarray(arrays["seeds"], dtype=np.uint64).reshape(-1)
         hand_numbers = np.asarray(arrays["hand_numbers"], dtype=np.int64).reshape(-1)
         if seeds.size == 0 or seeds.shape != hand_numbers.shape or (hand_numbers < 0).any():
@@ -132,12 +137,12 @@ class DealSet:
                 f"deal set {path}: the stored cards differ from what its seeds deal "
                 "(edited file, or made by an engine version that deals differently)"
             )
-        if rules is not None and stored != rules:
-            raise DealSetError(
-                f"deal set {path} was made for rules {describe_rules(stored)}, "
-                f"but the arena runs rules {describe_rules(rules)} ({rules_difference(stored, rules)})"
-            )
         return result
+
+
+def same_rules(a: Rules, b: Rules) -> bool:
+    """Whether two rule sets play the same game (the ``name`` label aside)."""
+    return a == b or {**a.to_dict(), "name": None} == {**b.to_dict(), "name": None}
 
 
 def describe_rules(rules: Rules) -> str:
@@ -147,5 +152,5 @@ def describe_rules(rules: Rules) -> str:
 def rules_difference(a: Rules, b: Rules) -> str:
     """The options that differ, as ``option: a -> b``."""
     da, db = a.to_dict(), b.to_dict()
-    diffs = [f"{k}: {da[k]!r} vs {db[k]!r}" for k in da if da[k] != db.get(k)]
+    diffs = [f"{k}: {da[k]!r} vs {db[k]!r}" for k in da if k != "name" and da[k] != db.get(k)]
     return "; ".join(diffs) if diffs else "same options"

@@ -39,6 +39,10 @@ def _interval(d: dict | None, digits: int = 2) -> str:
     return f"{_num(d['mean'], digits)} ± {_num(d['half_width'], digits)}"
 
 
+def _bounds(d: dict) -> str:
+    return f"[{_num(d['low'])}, {_num(d['high'])}]"
+
+
 def _verdict(pair: dict) -> str:
     d = pair["difference"]
     if d["low"] is not None and d["low"] > 0:
@@ -55,7 +59,7 @@ def _columns(result: ArenaResult) -> list[tuple[str, callable]]:
         ("agent", lambda r: r["agent"]),
         ("spec", lambda r: r["spec"]),
         ("points/hand", lambda r: _interval(r["points_per_hand"])),
-        (f"{conf}% interval", lambda r: f"[{_num(r['points_per_hand']['low'])}, {_num(r['points_per_hand']['high'])}]"),
+        (f"{conf}% interval", lambda r: _bounds(r["points_per_hand"])),
         ("moons made", lambda r: _pct(r["moons_made_per_hand"])),
         ("moons suffered", lambda r: _pct(r["moons_suffered_per_hand"])),
         ("0-point hands", lambda r: _pct(r["zero_point_share"])),
@@ -75,7 +79,7 @@ def _pair_columns(result: ArenaResult) -> list[tuple[str, callable]]:
     return [
         ("a − b", lambda p: f"{p['a']} − {p['b']}"),
         ("difference", lambda p: _interval(p["difference"])),
-        (f"{conf}% interval", lambda p: f"[{_num(p['difference']['low'])}, {_num(p['difference']['high'])}]"),
+        (f"{conf}% interval", lambda p: _bounds(p["difference"])),
         ("p", lambda p: _num(p["difference"].get("p_value"), 3)),
         ("verdict", _verdict),
         ("over", lambda p: p["over"]),
@@ -86,11 +90,14 @@ def _pair_columns(result: ArenaResult) -> list[tuple[str, callable]]:
 def describe_run(result: ArenaResult) -> str:
     m = result.meta
     deal_source = m["deal_set_file"] or f"generated from seed {m['deal_set_seed']}"
-    speed = f"{m['seconds']:.1f} s, {m['deals_per_s']:,.0f} deals/s" if m.get("deals_per_s") else f"{m['seconds']} s"
+    speed = f"{m['seconds']:.1f} s"
+    if m.get("deals_per_s"):
+        speed += f", {m['deals_per_s']:,.0f} deals/s"
     return (
         f"{m['format']} · rules {m['rules_name']!r} · {m['episode']} episodes · {m['deals']} deals "
         f"({deal_source}) × {m['seatings_per_deal']} seatings ({m['seating']}) × {len(m['tables'])} table(s) · "
-        f"arena seed {m['arena_seed']} · hearts-lab {m['hearts_lab_version']} · {speed} ({m['workers']} workers)"
+        f"arena seed {m['arena_seed']} · hearts-lab {m['hearts_lab_version']} · {speed} "
+        f"({m['workers']} worker{'s' if m['workers'] != 1 else ''})"
     )
 
 

@@ -101,10 +101,16 @@ def cmd_arena(args: argparse.Namespace) -> int:
             deals = DealSet.load(args.deal_set, rules=rules)
             if args.deals is not None:
                 if args.deals > len(deals):
-                    raise UsageError(f"--deals {args.deals}: the deal set {args.deal_set} holds only {len(deals)} deals")
+                    raise UsageError(
+                        f"--deals {args.deals}: the deal set {args.deal_set} holds only {len(deals)} deals"
+                    )
                 deals = deals.subset(0, args.deals)
         else:
-            n = args.deals if args.deals is not None else (ARENA_DEFAULT_DEALS if args.agents else ARENA_LEADERBOARD_DEALS)
+            n = args.deals
+            if n is None:  # the default leaderboard keeps to about 2,000 deal-tables, a few seconds
+                n = ARENA_DEFAULT_DEALS
+                if not args.agents:
+                    n = max(200, ARENA_LEADERBOARD_DEAL_TABLES // len(plan.tables))
             if n < 1:
                 raise UsageError(f"--deals must be at least 1, got {n}")
             deals = DealSet.generate(rules, n, args.seed)
@@ -131,7 +137,7 @@ def cmd_arena(args: argparse.Namespace) -> int:
 
 
 ARENA_DEFAULT_DEALS = 1000
-ARENA_LEADERBOARD_DEALS = 300
+ARENA_LEADERBOARD_DEAL_TABLES = 2000
 
 
 def _arena_plan(args: argparse.Namespace, rules: Rules):
@@ -195,18 +201,19 @@ def build_parser() -> argparse.ArgumentParser:
         description=(
             "Play agents on a fixed set of deals, each deal replayed with the line-up rotated so every "
             "agent sits in every seat with the same cards; report mean penalty points per hand (lower is "
-            "better) with 95%% intervals over deals and paired differences. With no AGENT: a short "
+            "better) with 95% intervals over deals and paired differences. With no AGENT: a short "
             "leaderboard of the built-in bots. One AGENT: head-to-head against three copies of --vs "
             "(default random). Several AGENTs: a round-robin (or --vs OPPONENT: each head-to-head)."
         ),
     )
     arena.add_argument("agents", nargs="*", metavar="AGENT",
                        help="agent specs: random, easy, normal, hard, ckpt:PATH, onnx:PATH")
-    arena.add_argument("--vs", metavar="OPPONENT", help="opponent in the other seats (head2head, or fills a table)")
+    arena.add_argument("--vs", metavar="OPPONENT",
+                       help="opponent in the other seats (head2head, or fills a table)")
     arena.add_argument("--format", choices=("head2head", "table", "roundrobin"))
     _add_rules_arguments(arena)
     arena.add_argument("--deals", type=int, help=f"number of deals (default {ARENA_DEFAULT_DEALS}; "
-                       f"{ARENA_LEADERBOARD_DEALS} for the default leaderboard; with --deal-set: its first N)")
+                       "about 2,000 / tables for the default leaderboard; with --deal-set: its first N)")
     arena.add_argument("--seed", type=int, default=0, help="seed of the generated deals and of the agents")
     arena.add_argument("--deal-set", metavar="FILE.npz", help="play a saved deal set (must match the rules)")
     arena.add_argument("--save-deal-set", metavar="FILE.npz", help="save the deals played, to replay them later")
@@ -214,12 +221,15 @@ def build_parser() -> argparse.ArgumentParser:
                        help="one hand per deal, or a whole game to the target score")
     arena.add_argument("--seating", choices=("rotate", "permute"), default="rotate",
                        help="rotate the line-up round the table, or use every permutation of seats")
-    arena.add_argument("--workers", type=int, default=2, help="processes (one per core); results do not depend on it")
+    arena.add_argument("--workers", type=int, default=2,
+                       help="processes (one per core); results do not depend on it")
     arena.add_argument("--half-width", type=float, default=0.1,
                        help="interval half-width (points per hand) to report the deals needed for")
-    arena.add_argument("--out", metavar="DIR", help="write results.json, leaderboard.csv, pairs.csv, report.md, points.png")
+    arena.add_argument("--out", metavar="DIR",
+                       help="write results.json, leaderboard.csv, pairs.csv, report.md, points.png")
     arena.add_argument("--json", action="store_true", help="print the results as one JSON object on stdout")
-    arena.add_argument("--records", metavar="FILE", help="write every game (deal, cards, actions, points) as JSON lines")
+    arena.add_argument("--records", metavar="FILE",
+                       help="write every game (deal, cards, actions, points) as JSON lines")
     arena.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     arena.set_defaults(func=cmd_arena)
     return parser
