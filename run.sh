@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The main job on its built-in default: a random-play demo game, then the engine benchmark
-# (beside OpenSpiel's hearts). Sets up .venv on first use. Extra arguments go to `hearts demo`.
+# The main job on its built-in default: an arena leaderboard of the built-in bots (random, easy,
+# normal, hard) on 2,000 fixed duplicate deals with seats rotated, written to results/arena
+# (table, Markdown, CSV, JSON and a PNG plot). Sets up .venv on first use.
+# Extra arguments go to `hearts arena` (see `hearts arena --help`).
 set -euo pipefail
 cd "$(dirname "$0")"
-scripts/setup.sh bench
-exec .venv/bin/hearts demo "$@"
+scripts/setup.sh
+exec .venv/bin/hearts arena --out results/arena "$@"

@@ -107,14 +107,22 @@ def ref_from_state(state: he.State, i: int) -> ReferenceGame:
     )
 
 
-def random_owners(rules: he.Rules, rng: np.random.Generator, count: int) -> np.ndarray:
-    """``count`` random deals as ``owners[count, 52]`` made by the test itself (not the engine)."""
+def random_owners(rules: he.Rules, rng: np.random.Generator, count: int, skew: float = 0.0) -> np.ndarray:
+    """``count`` random deals as ``owners[count, 52]`` made by the test itself (not the engine).
+
+    ``skew > 0`` clusters suits: the cards are sorted by suit plus noise of that size and dealt
+    in blocks, so long suits, voids, all-heart hands and forced point discards are common."""
     deck = np.array(sorted(deck_of(rules)))
     owners = np.full((count, 52), -1, dtype=np.int64)
+    p, h = rules.num_players, rules.hand_size
     for g in range(count):
         order = rng.permutation(deck)
         live = order[rules.dead_cards :]
-        owners[g, live] = np.arange(live.size) % rules.num_players
+        if skew > 0:
+            live = live[np.argsort(live // 13 + rng.normal(0.0, skew, live.size))]
+            owners[g, live] = rng.permutation(p)[np.arange(live.size) // h]
+        else:
+            owners[g, live] = np.arange(live.size) % p
     return owners
 
 
@@ -281,20 +289,25 @@ def test_engine_matches_reference_whole_games(variant, seed):
 
 @pytest.mark.parametrize("variant", list(VARIANTS))
 @settings(max_examples=5, **SETTINGS)
-@given(seed=st.integers(0, 2**63 - 1), score_mode=st.sampled_from(["zero", "near", "ties"]))
-def test_engine_matches_reference_random_deals(variant, seed, score_mode):
-    """Deals made by the test (he.from_deals) at random hand numbers and scores near the target."""
+@given(
+    seed=st.integers(0, 2**63 - 1),
+    score_mode=st.sampled_from(["zero", "near", "ties"]),
+    skew=st.sampled_from([0.0, 0.3, 0.8]),
+)
+def test_engine_matches_reference_random_deals(variant, seed, score_mode, skew):
+    """Deals made by the test (he.from_deals), uniform or with clustered suits, at random hand
+    numbers and scores near the target; up to three hands per game."""
     rules = VARIANTS[variant]
     rng = np.random.default_rng(seed)
     n = 3
-    owners = random_owners(rules, rng, n)
+    owners = random_owners(rules, rng, n, skew)
     hand_numbers = rng.integers(0, 8, size=n)
     scores = random_scores(rules, rng, n, score_mode)
     state = he.from_deals(rules, owners, hand_numbers, scores, rng.integers(0, 2**62, size=n))
     for i in range(n):  # the engine laid out exactly the given deal
         for s in range(rules.num_players):
             assert int(state.dealt[i, s]) == bits(np.flatnonzero(owners[i] == s))
-    play_side_by_side(state, rng, f"{variant}/{score_mode}", max_hands=3)
+    play_side_by_side(state, rng, f"{variant}/{score_mode}/skew={skew}", max_hands=3)
 
 
 def moon_deal(rules: he.Rules, rng: np.random.Generator, shooter: int, dead_heart: bool) -> np.ndarray:
