@@ -7,6 +7,7 @@ with ``--rule key=value`` (repeatable), e.g. ``--rule moon=subtract_from_self``.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 import time
@@ -170,6 +171,10 @@ def _quote(arg: str) -> str:
     return shlex.quote(arg)
 
 
+#: Modules adding subcommands (``train``, ``play``, ...), imported when the parser is built.
+COMMAND_MODULES: list[str] = []
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="hearts", description="Hearts Lab: rules engine and tools.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -232,6 +237,11 @@ def build_parser() -> argparse.ArgumentParser:
                        help="write every game (deal, cards, actions, points) as JSON lines")
     arena.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     arena.set_defaults(func=cmd_arena)
+
+    # Commands that live with their own package: each module has ``register(subparsers)``
+    # (it must not import heavy dependencies such as torch until its command runs).
+    for module in COMMAND_MODULES:
+        importlib.import_module(module).register(sub)
     return parser
 
 
