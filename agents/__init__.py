@@ -4,6 +4,15 @@ Shipped: ``random`` and the heuristic bots ``easy``, ``normal``, ``hard``; train
 """
 
 from . import heuristic, random_agent  # noqa: F401  (register "easy", "normal", "hard", "random")
-from .base import Agent, FunctionAgent, available, make, register
+from .base import Agent, FunctionAgent, available, make, register, register_prefix
 
-__all__ = ["Agent", "FunctionAgent", "available", "make", "register"]
+
+def _checkpoint_agent(path: str, seed, rules):
+    from .checkpoint import load_policy  # torch is imported only when a checkpoint is used
+
+    return load_policy(path, rules=rules, seed=seed)
+
+
+register_prefix("ckpt:", _checkpoint_agent)
+
+__all__ = ["Agent", "FunctionAgent", "available", "make", "register", "register_prefix"]

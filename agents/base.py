@@ -36,6 +36,7 @@ class FunctionAgent:
 
 
 _FACTORIES: dict[str, Callable[[int | None], Agent]] = {}
+_PREFIXES: dict[str, Callable[[str, int | None, object], Agent]] = {}
 
 
 def register(name: str, factory: Callable[[int | None], Agent]) -> None:
@@ -43,16 +44,27 @@ def register(name: str, factory: Callable[[int | None], Agent]) -> None:
     _FACTORIES[name] = factory
 
 
+def register_prefix(prefix: str, factory: Callable[[str, int | None, object], Agent]) -> None:
+    """Make ``make(prefix + PATH)`` build ``factory(PATH, seed, rules)`` (e.g. ``ckpt:``)."""
+    _PREFIXES[prefix] = factory
+
+
 def available() -> list[str]:
-    return sorted(_FACTORIES)
+    return sorted(_FACTORIES) + [f"{p}PATH" for p in sorted(_PREFIXES)]
 
 
-def make(spec: str | Agent | Callable, seed: int | None = None) -> Agent:
-    """An agent from a spec string, an agent object or a callable."""
+def make(spec: str | Agent | Callable, seed: int | None = None, rules=None) -> Agent:
+    """An agent from a spec string, an agent object or a callable.
+
+    ``rules``, when given, lets file-backed agents (``ckpt:PATH``) refuse a model made for other rules.
+    """
     if isinstance(spec, str):
         name = spec.strip()
         if name in _FACTORIES:
             return _FACTORIES[name](seed)
+        for prefix, factory in _PREFIXES.items():
+            if name.startswith(prefix):
+                return factory(name[len(prefix):], seed, rules)
         raise ValueError(f"unknown agent spec {spec!r}; known: {', '.join(available())}")
     if isinstance(spec, Agent):
         return spec

@@ -172,7 +172,7 @@ def _quote(arg: str) -> str:
 
 
 #: Modules adding subcommands (``train``, ``play``, ...), imported when the parser is built.
-COMMAND_MODULES: list[str] = []
+COMMAND_MODULES: list[str] = ["train.cli", "hearts_env.terminal.cli"]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -259,4 +259,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Run the imported module's main, not this __main__ copy: command modules catch and raise the
+    # imported module's exception classes (UsageError), which must be the ones main() catches.
+    from hearts_env.cli import main as package_main
+
+    sys.exit(package_main())

@@ -1,0 +1,201 @@
+"""Training: config validation, GAE, checkpoints (safe, atomic, checked), the CLI end to end with
+TensorBoard logs, and a kill-and-resume that ends where an uninterrupted run ends."""
+
+import json
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import hearts_env as he  # noqa: E402
+from agents import make  # noqa: E402
+from agents.checkpoint import CheckpointError, load_net, load_policy, save  # noqa: E402
+from agents.policy import MASKED_LOGIT, PolicyNet  # noqa: E402
+from hearts_env.observe import OBS_DIM, observe  # noqa: E402
+from train.config import ConfigError, load_config  # noqa: E402
+from train.ppo import gae  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+SMOKE = str(ROOT / "configs" / "smoke.yaml")
+TINY = ["total_decisions=1500", "num_tables=16", "imitation.decisions=300", "eval_every=1", "eval_deals=8",
+        "league.snapshot_every=1"]
+
+
+# ---- config ------------------------------------------------------------------------------------
+
+def test_shipped_configs_validate():
+    for path in (ROOT / "configs").glob("*.yaml"):
+        if path.name.startswith(("ppo_", "smoke")):
+            load_config(path)
+
+
+@pytest.mark.parametrize("override, word", [
+    ("learning_rat=1", "learning_rat"), ("learning_rate=-1", "learning_rate"), ("reward=money", "reward"),
+    ("rules=speedy", "rules"), ("league.bogus=1", "league.bogus"), ("num_tables=0", "num_tables"),
+])
+def test_bad_config_values_are_named(override, word):
+    with pytest.raises(ConfigError, match=word.replace(".", r"\.")):
+        load_config(SMOKE, [override])
+
+
+def test_config_overrides_and_missing_file():
+    config = load_config(SMOKE, ["learning_rate=1e-4", "league.snapshot_every=3", "hidden=[8, 8]"])
+    assert config.learning_rate == 1e-4 and config.league.snapshot_every == 3 and config.hidden == [8, 8]
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_config("nope.yaml")
+    with pytest.raises(ConfigError, match="KEY=VALUE"):
+        load_config(SMOKE, ["learning_rate"])
+
+
+# ---- network and GAE ---------------------------------------------------------------------------
+
+def test_policy_masks_illegal_actions_with_a_finite_value():
+    net = PolicyNet(hidden=[16])
+    state = he.init(he.Rules.preset("classic"), 8, seed=0)
+    obs, mask = torch.as_tensor(observe(state)), torch.as_tensor(he.legal_mask(state))
+    logits, value = net(obs, mask)
+    assert torch.isfinite(logits).all() and value.shape == (8,)
+    assert (logits[~mask] == MASKED_LOGIT).all()
+    assert net.trunk[0].in_features == OBS_DIM
+
+
+def test_gae_with_a_final_reward():
+    values = np.array([[[0.5, 0.25, 0.0]]], dtype=np.float32)
+    count = np.array([[2]])
+    reward = np.array([[1.0]])
+    adv = gae(values, count, reward, gamma=1.0, lam=1.0)
+    # lambda = 1: advantage = final reward - value at each step; past the end, zero.
+    np.testing.assert_allclose(adv[0, 0], [0.5, 0.75, 0.0])
+    adv0 = gae(values, count, reward, gamma=1.0, lam=0.0)
+    np.testing.assert_allclose(adv0[0, 0], [0.25 - 0.5, 1.0 - 0.25, 0.0])
+
+
+# ---- checkpoints -------------------------------------------------------------------------------
+
+def rules_meta(rules="classic"):
+    return {"rules": he.Rules.preset(rules).to_dict(), "iteration": 0}
+
+
+def test_checkpoint_round_trip_and_agent_spec(tmp_path):
+    net = PolicyNet(hidden=[16])
+    path = save(tmp_path / "p.pt", net, rules_meta())
+    loaded, meta = load_net(path, he.Rules.preset("classic"))
+    for a, b in zip(net.parameters(), loaded.parameters()):
+        assert torch.equal(a, b)
+    agent = make(f"ckpt:{path}")
+    state = he.init(he.Rules.preset("classic"), 4, seed=1)
+    actions = agent.act(observe(state), he.legal_mask(state))
+    assert he.legal_mask(state)[np.arange(4), actions].all()
+    assert not list(tmp_path.glob("*.tmp"))  # written atomically, nothing left behind
+
+
+def test_checkpoint_for_other_rules_or_observation_is_refused(tmp_path):
+    path = save(tmp_path / "two.pt", PolicyNet(hidden=[8]), rules_meta("two_player"))
+    with pytest.raises(CheckpointError, match="two_player"):
+        load_policy(path, rules=he.Rules.preset("classic"))
+    payload = torch.load(path, weights_only=True)
+    meta = json.loads(payload["meta"])
+    meta["obs_version"] = 0
+    payload["meta"] = json.dumps(meta)
+    torch.save(payload, tmp_path / "old.pt")
+    with pytest.raises(CheckpointError, match="observation v0"):
+        load_policy(tmp_path / "old.pt")
+
+
+class Boom:
+    def __reduce__(self):
+        return (os.system, ("echo pwned > /tmp/hearts_pwned",))
+
+
+def test_loading_never_runs_code(tmp_path):
+    evil = tmp_path / "evil.pt"
+    torch.save({"format": "x", "payload": Boom()}, evil)
+    with pytest.raises(CheckpointError, match="not a readable"):
+        load_policy(evil)
+    assert not Path("/tmp/hearts_pwned").exists()
+    (tmp_path / "junk.pt").write_bytes(b"not a checkpoint at all")
+    with pytest.raises(CheckpointError):
+        load_policy(tmp_path / "junk.pt")
+    with pytest.raises(CheckpointError, match="does not exist"):
+        load_policy(tmp_path / "missing.pt")
+    pickled = tmp_path / "plain.pkl"
+    pickled.write_bytes(pickle.dumps({"format": "hearts-lab-checkpoint-1"}))
+    with pytest.raises(CheckpointError):
+        load_policy(pickled)
+
+
+# ---- the CLI end to end ------------------------------------------------------------------------
+
+def hearts(*args, **kw):
+    return subprocess.run([sys.executable, "-m", "hearts_env.cli", *args], capture_output=True, text=True,
+                          cwd=ROOT, **kw)
+
+
+def test_train_smoke_end_to_end(tmp_path):
+    done = hearts("train", SMOKE, *TINY, "--runs-dir", str(tmp_path), "--no-progress", timeout=300)
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["learner_decisions"] >= 1500 and summary["iterations"] >= 1
+    run = tmp_path / "smoke"
+    assert (run / "checkpoints" / "latest.pt").is_file() and (run / "policy.pt").is_file()
+    load_policy(run / "policy.pt", rules=he.Rules.preset("classic"))
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    events = EventAccumulator(str(run))
+    events.Reload()
+    tags = set(events.Tags()["scalars"])
+    for tag in ("charts/points_per_hand", "charts/decisions_per_s", "losses/policy", "losses/value",
+                "losses/entropy", "losses/approx_kl", "losses/clip_fraction", "losses/explained_variance",
+                "eval/points_vs_easy", "imitation/accuracy"):
+        assert tag in tags, tag
+    assert "hyperparameters/text_summary" in events.Tags()["tensors"]
+    # Starting the same run again without --resume is refused; a bad config key is named.
+    again = hearts("train", SMOKE, *TINY, "--runs-dir", str(tmp_path), "--no-progress")
+    assert again.returncode == 2 and "--resume" in again.stderr
+    bad = hearts("train", SMOKE, "learning_rat=1", "--runs-dir", str(tmp_path))
+    assert bad.returncode == 2 and "learning_rat" in bad.stderr
+
+
+def test_kill_and_resume_ends_like_an_uninterrupted_run(tmp_path):
+    settings = ["total_decisions=4000", "num_tables=16", "imitation.teacher=null", "eval_every=0",
+                "checkpoint_every=1", "league.snapshot_every=2"]
+    straight = hearts("train", SMOKE, *settings, "--runs-dir", str(tmp_path / "a"), "--no-progress", timeout=300)
+    assert straight.returncode == 0, straight.stderr
+    expected = json.loads(straight.stdout)
+
+    runs = tmp_path / "b"
+    process = subprocess.Popen([sys.executable, "-m", "hearts_env.cli", "train", SMOKE, *settings,
+                                "--runs-dir", str(runs), "--no-progress"], cwd=ROOT,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    latest = runs / "smoke" / "checkpoints" / "latest.pt"
+    deadline = time.time() + 240
+    while time.time() < deadline:
+        if latest.is_file():
+            from agents.checkpoint import load
+
+            if load(latest)["meta"]["iteration"] >= 2:
+                break
+        time.sleep(0.05)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    killed_at = load(latest)["meta"]["iteration"]
+    assert killed_at < expected["iterations"], "the run finished before it could be killed"
+    resumed = hearts("train", SMOKE, *settings, "--runs-dir", str(runs), "--resume", "--no-progress", timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    summary = json.loads(resumed.stdout)
+    assert summary["iterations"] == expected["iterations"]
+    assert summary["learner_decisions"] == expected["learner_decisions"]
+    assert summary["all_decisions"] == expected["all_decisions"]
+    # The resumed run continued from the checkpoint: same final weights as the uninterrupted one.
+    a, _ = load_net(tmp_path / "a" / "smoke" / "policy.pt")
+    b, _ = load_net(runs / "smoke" / "policy.pt")
+    for x, y in zip(a.parameters(), b.parameters()):
+        torch.testing.assert_close(x, y)

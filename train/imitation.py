@@ -1,0 +1,83 @@
+"""Warm start by imitation: learn to play like a heuristic bot before PPO takes over.
+
+The teacher plays every seat of ``num_tables`` tables at once, one hand each; every decision
+becomes a training example (observation, mask, the teacher's card), and the seat's final reward
+becomes the value target of its decisions. Data is streamed: each round of hands is trained on for
+``epochs`` passes and then dropped, so memory stays that of one round.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import nn
+
+from agents import make
+from agents.policy import PolicyNet
+from hearts_env import deal, engine
+from hearts_env.observe import observe
+from hearts_env.rules import Rules
+
+from .config import TrainConfig
+
+REWARD_SCALE = 1.0 / 26.0
+
+
+def teacher_round(teacher, rules: Rules, tables: int, seed: int, rng: np.random.Generator):
+    """One hand at every table played by ``teacher``: (obs, mask, action, value target) arrays."""
+    state = engine.init_from_seeds(rules, deal.game_seeds(seed, tables),
+                                   rng.integers(len(rules.pass_cycle), size=tables), single_hand=True)
+    obs_rows, mask_rows, actions, table_of, seat_of = [], [], [], [], []
+    while not state.done.all():
+        live = ~state.done
+        obs, mask = observe(state)[live], engine.legal_mask(state)[live]
+        act = teacher.act(obs, mask)
+        full = np.zeros(tables, dtype=np.int64)
+        full[live] = act
+        obs_rows.append(obs)
+        mask_rows.append(mask)
+        actions.append(act)
+        table_of.append(np.flatnonzero(live))
+        seat_of.append(state.current_player[live])
+        engine.step_inplace(state, full, live)
+    table_of, seat_of = np.concatenate(table_of), np.concatenate(seat_of)
+    target = -state.last_hand_points[table_of, seat_of] * REWARD_SCALE
+    return (np.concatenate(obs_rows), np.concatenate(mask_rows), np.concatenate(actions),
+            target.astype(np.float32))
+
+
+def imitate(net: PolicyNet, rules: Rules, config: TrainConfig, device: torch.device, log=print) -> dict[str, float]:
+    settings = config.imitation
+    teacher = make(settings.teacher, seed=config.seed)
+    optimizer = torch.optim.Adam(net.parameters(), lr=settings.learning_rate)
+    rng = np.random.default_rng([config.seed, 7])
+    seen, round_index = 0, 0
+    accuracy = loss_value = 0.0
+    net.train()
+    while seen < settings.decisions:
+        obs, mask, action, target = teacher_round(teacher, rules, config.num_tables,
+                                                  config.seed * 7919 + round_index, rng)
+        obs_t = torch.as_tensor(obs, device=device)
+        mask_t = torch.as_tensor(mask, device=device)
+        action_t = torch.as_tensor(action, device=device)
+        target_t = torch.as_tensor(target, device=device)
+        for _ in range(settings.epochs):
+            order = torch.as_tensor(rng.permutation(len(action)), device=device)
+            hits = total = 0
+            for start in range(0, len(action), settings.batch_size):
+                idx = order[start:start + settings.batch_size]
+                logits, value = net(obs_t[idx], mask_t[idx])
+                loss = nn.functional.cross_entropy(logits, action_t[idx]) + 0.5 * ((value - target_t[idx]) ** 2).mean()
+                optimizer.zero_grad()
+                loss.backward()
+                nn.utils.clip_grad_norm_(net.parameters(), config.max_grad_norm)
+                optimizer.step()
+                hits += (logits.argmax(-1) == action_t[idx]).sum().item()
+                total += len(idx)
+                loss_value = loss.item()
+            accuracy = hits / total
+        seen += len(action)
+        round_index += 1
+        log(f"imitating {settings.teacher}: {seen:,}/{settings.decisions:,} decisions, "
+            f"accuracy {accuracy:.3f}, loss {loss_value:.3f}")
+    return {"accuracy": accuracy, "loss": loss_value, "decisions": float(seen)}

@@ -1,0 +1,377 @@
+"""PPO with action masks, by self-play on the batched engine, readable top to bottom.
+
+One iteration:
+
+1. **Rollout.** ``num_tables`` games each play one hand (fresh deals; the pass direction drawn per
+   table). The league fills the seats; every decision of a current-policy seat is recorded as one
+   step of that (table, seat)'s trajectory: observation, mask, action, log-probability, value.
+   The only reward is at the end of the hand: minus the seat's penalty points (or, with
+   ``reward: relative``, minus its points less the mean of the other seats), scaled by 1/26.
+2. **Advantages.** GAE(gamma, lambda) along each trajectory, vectorised over all trajectories.
+3. **Update.** ``update_epochs`` passes of shuffled minibatches: the clipped surrogate, a value
+   loss, an entropy bonus; the learning rate decays linearly when ``anneal_lr``.
+4. **Bookkeeping.** TensorBoard scalars (``charts/``, ``losses/``, ``eval/``), league snapshots,
+   an atomic checkpoint every ``checkpoint_every`` iterations, arena evaluations every
+   ``eval_every``.
+
+Everything random in iteration ``k`` is seeded from ``(seed, k)``, so a run resumed from a
+checkpoint plays exactly the iterations the uninterrupted run would have played.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+from agents.checkpoint import load, save
+from agents.policy import PolicyAgent, PolicyNet
+from hearts_env import deal, engine
+from hearts_env.observe import OBS_DIM, observe
+from hearts_env.rules import Rules
+
+from .config import TrainConfig
+from .opponents import BOT_BASE, CURRENT, League
+
+REWARD_SCALE = 1.0 / 26.0
+
+
+def pick_device(name: str) -> torch.device:
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(name)
+
+
+def iteration_rng(seed: int, iteration: int) -> np.random.Generator:
+    return np.random.default_rng([seed, iteration])
+
+
+@dataclass
+class Rollout:
+    obs: np.ndarray  # [T, OBS_DIM] float32, one row per learner decision
+    mask: np.ndarray  # [T, 52] bool
+    action: np.ndarray  # [T]
+    logp: np.ndarray  # [T]
+    advantage: np.ndarray  # [T]
+    returns: np.ndarray  # [T]
+    value: np.ndarray  # [T]
+    decisions: int  # all decisions played, every seat
+    learner_points: np.ndarray  # penalty points of each learner seat's hand
+    moons_made: float
+    moons_suffered: float
+
+
+def collect(net: PolicyNet, league: League, rules: Rules, config: TrainConfig, iteration: int,
+            device: torch.device) -> Rollout:
+    """Play one hand at every table; return the current policy's decisions with advantages."""
+    rng = iteration_rng(config.seed, iteration)
+    tables, players = config.num_tables, rules.num_players
+    seeds = deal.game_seeds(config.seed * 1_000_003 + iteration, tables)
+    hand_numbers = rng.integers(len(rules.pass_cycle), size=tables)
+    state = engine.init_from_seeds(rules, seeds, hand_numbers, single_hand=True)
+    seats = league.sample_tables(tables, rng)
+    league.reseed(int(rng.integers(2**62)))
+    learner = seats == CURRENT
+    generator = torch.Generator().manual_seed(int(rng.integers(2**62)))
+
+    longest = rules.hand_size + rules.pass_count  # decisions of one seat in one hand, at most
+    obs_buf = np.zeros((tables, players, longest, OBS_DIM), dtype=np.float32)
+    mask_buf = np.zeros((tables, players, longest, 52), dtype=bool)
+    action_buf = np.zeros((tables, players, longest), dtype=np.int64)
+    logp_buf = np.zeros((tables, players, longest), dtype=np.float32)
+    value_buf = np.zeros((tables, players, longest), dtype=np.float32)
+    count = np.zeros((tables, players), dtype=np.int64)
+    rows = np.arange(tables)
+    decisions = 0
+
+    net.eval()
+    while not state.done.all():
+        live = ~state.done
+        seat = np.maximum(state.current_player, 0)
+        code = seats[rows, seat]
+        obs = observe(state)
+        mask = engine.legal_mask(state)
+        actions = np.zeros(tables, dtype=np.int64)
+        mine = live & (code == CURRENT)
+        if mine.any():
+            with torch.no_grad():
+                logits, value = net(torch.as_tensor(obs[mine], device=device),
+                                    torch.as_tensor(mask[mine], device=device))
+                probs = torch.softmax(logits, dim=-1).cpu()
+                chosen = torch.multinomial(probs, 1, generator=generator).squeeze(-1)
+                logp = torch.log(probs.gather(1, chosen[:, None]).squeeze(1).clamp_min(1e-12))
+            g, s = rows[mine], seat[mine]
+            k = count[g, s]
+            obs_buf[g, s, k] = obs[mine]
+            mask_buf[g, s, k] = mask[mine]
+            action_buf[g, s, k] = chosen.numpy()
+            logp_buf[g, s, k] = logp.numpy()
+            value_buf[g, s, k] = value.cpu().numpy()
+            count[g, s] += 1
+            actions[mine] = chosen.numpy()
+        for other in np.unique(code[live & ~mine]):
+            theirs = live & (code == other)
+            actions[theirs] = league.agent(int(other)).act(obs[theirs], mask[theirs])
+        engine.step_inplace(state, actions, live)
+        decisions += int(live.sum())
+
+    points = state.last_hand_points.astype(np.float64)  # [tables, P]
+    if config.reward == "relative":
+        others = (points.sum(axis=1, keepdims=True) - points) / (players - 1)
+        reward = -(points - others) * REWARD_SCALE
+    else:
+        reward = -points * REWARD_SCALE
+
+    advantage = gae(value_buf, count, reward, config.gamma, config.gae_lambda)
+    valid = np.arange(longest)[None, None, :] < count[:, :, None]
+    moon = (points == 0).sum(axis=1) == 1  # one seat at 0 while everyone else took points
+    moon &= points.sum(axis=1) != 26
+    shooter = moon[:, None] & (points == 0)
+    return Rollout(
+        obs=obs_buf[valid], mask=mask_buf[valid], action=action_buf[valid], logp=logp_buf[valid],
+        advantage=advantage[valid], returns=(advantage + value_buf)[valid], value=value_buf[valid],
+        decisions=decisions, learner_points=points[learner],
+        moons_made=float(shooter[learner].mean()) if learner.any() else 0.0,
+        moons_suffered=float((moon[:, None] & ~shooter)[learner].mean()) if learner.any() else 0.0,
+    )
+
+
+def gae(values: np.ndarray, count: np.ndarray, reward: np.ndarray, gamma: float, lam: float) -> np.ndarray:
+    """Advantages ``[tables, P, L]`` for trajectories of ``count`` steps with a final reward."""
+    longest = values.shape[-1]
+    advantage = np.zeros_like(values)
+    running = np.zeros(values.shape[:2], dtype=np.float32)
+    for t in range(longest - 1, -1, -1):
+        inside = t < count
+        last = t == count - 1
+        next_value = values[:, :, t + 1] if t + 1 < longest else np.zeros(values.shape[:2], np.float32)
+        # Only the last step of a trajectory sees the reward; the others bootstrap from V(t+1).
+        delta = np.where(last, reward - values[:, :, t], gamma * next_value - values[:, :, t])
+        running = np.where(last, delta, delta + gamma * lam * running)
+        running = np.where(inside, running, 0.0)
+        advantage[:, :, t] = running
+    return advantage
+
+
+def update(net: PolicyNet, optimizer: torch.optim.Optimizer, batch: Rollout, config: TrainConfig,
+           rng: np.random.Generator, device: torch.device) -> dict[str, float]:
+    """PPO's clipped update on one rollout; returns the loss statistics."""
+    net.train()
+    obs = torch.as_tensor(batch.obs, device=device)
+    mask = torch.as_tensor(batch.mask, device=device)
+    action = torch.as_tensor(batch.action, device=device)
+    old_logp = torch.as_tensor(batch.logp, device=device)
+    advantage = torch.as_tensor(batch.advantage, device=device)
+    returns = torch.as_tensor(batch.returns, device=device)
+    size = len(batch.action)
+    stats: dict[str, list[float]] = {k: [] for k in ("policy", "value", "entropy", "approx_kl", "clip_fraction")}
+    for _ in range(config.update_epochs):
+        order = rng.permutation(size)
+        epoch_kl = []
+        for start in range(0, size, config.minibatch_size):
+            idx = torch.as_tensor(order[start:start + config.minibatch_size], device=device)
+            logits, value = net(obs[idx], mask[idx])
+            log_probs = torch.log_softmax(logits, dim=-1)
+            new_logp = log_probs.gather(1, action[idx][:, None]).squeeze(1)
+            probs = log_probs.exp()
+            entropy = -(torch.where(mask[idx], probs * log_probs, torch.zeros_like(probs))).sum(-1).mean()
+            ratio = (new_logp - old_logp[idx]).exp()
+            adv = advantage[idx]
+            adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+            policy_loss = torch.max(-adv * ratio, -adv * ratio.clamp(1 - config.clip_coef, 1 + config.clip_coef)).mean()
+            value_loss = 0.5 * ((value - returns[idx]) ** 2).mean()
+            loss = policy_loss + config.vf_coef * value_loss - config.ent_coef * entropy
+            optimizer.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(net.parameters(), config.max_grad_norm)
+            optimizer.step()
+            with torch.no_grad():
+                log_ratio = new_logp - old_logp[idx]
+                kl = ((ratio - 1) - log_ratio).mean().item()
+                stats["approx_kl"].append(kl)
+                stats["clip_fraction"].append(((ratio - 1).abs() > config.clip_coef).float().mean().item())
+            stats["policy"].append(policy_loss.item())
+            stats["value"].append(value_loss.item())
+            stats["entropy"].append(entropy.item())
+            epoch_kl.append(kl)
+        if config.target_kl is not None and np.mean(epoch_kl) > config.target_kl:
+            break
+    out = {k: float(np.mean(v)) for k, v in stats.items()}
+    variance = np.var(batch.returns)
+    out["explained_variance"] = float(1 - np.var(batch.returns - batch.value) / variance) if variance > 0 else 0.0
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# The run: set-up, resume, loop, checkpoints, logs
+# ---------------------------------------------------------------------------------------------
+
+
+class Run:
+    """A training run in ``runs/<run_name>``: everything needed to resume lives in that folder."""
+
+    def __init__(self, config: TrainConfig, runs_dir: str | Path = "runs", resume: bool = False,
+                 device: str | None = None, progress: bool = True, log=print):
+        self.config = config
+        self.rules = config.rules_value
+        self.dir = Path(runs_dir) / config.run_name
+        self.device = pick_device(device or config.device)
+        self.progress = progress
+        self.log = log
+        torch.set_num_threads(config.torch_threads)
+        torch.manual_seed(config.seed)  # the initial weights; everything later is seeded per iteration
+        self.net = PolicyNet(hidden=config.hidden).to(self.device)
+        self.optimizer = torch.optim.Adam(self.net.parameters(), lr=config.learning_rate, eps=1e-5)
+        self.league = League(config.league, self.rules.num_players, seed=config.seed)
+        self.iteration = 0
+        self.learner_decisions = 0
+        self.all_decisions = 0
+        self.seconds = 0.0
+        self.imitated = False
+        latest = self.dir / "checkpoints" / "latest.pt"
+        if resume:
+            if not latest.is_file():
+                raise FileNotFoundError(f"--resume: no checkpoint at {latest}; start the run without --resume")
+            self._restore(latest)
+        elif latest.is_file():
+            raise FileExistsError(f"{self.dir} already holds a run; pass --resume to continue it or pick another run_name")
+
+    # ---- checkpoints ------------------------------------------------------------------------
+
+    def meta(self) -> dict:
+        return {
+            "rules": self.rules.to_dict(),
+            "config": self.config.model_dump(),
+            "iteration": self.iteration,
+            "learner_decisions": self.learner_decisions,
+            "all_decisions": self.all_decisions,
+            "seconds": self.seconds,
+            "imitated": self.imitated,
+            "snapshots": [f"snapshot_{step:06d}.pt" for step in self.league.snapshot_steps],
+        }
+
+    def checkpoint(self) -> Path:
+        path = save(self.dir / "checkpoints" / "latest.pt", self.net, self.meta(), self.optimizer)
+        return path
+
+    def _restore(self, path: Path) -> None:
+        payload = load(path)
+        meta = payload["meta"]
+        if Rules.from_dict(meta["rules"]) != self.rules:
+            raise ValueError(f"{path} belongs to a run with other rules; resume it with its own config")
+        self.net.load_state_dict(payload["model"])
+        self.optimizer.load_state_dict(payload["optimizer"])
+        self.iteration = meta["iteration"]
+        self.learner_decisions = meta["learner_decisions"]
+        self.all_decisions = meta["all_decisions"]
+        self.seconds = meta["seconds"]
+        self.imitated = meta["imitated"]
+        for name in meta["snapshots"]:
+            snap = load(self.dir / "snapshots" / name)
+            net = PolicyNet(hidden=self.config.hidden)
+            net.load_state_dict(snap["model"])
+            self.league.add_snapshot(net, snap["meta"]["iteration"])
+
+    def _snapshot(self) -> None:
+        self.league.add_snapshot(self.net, self.iteration)
+        save(self.dir / "snapshots" / f"snapshot_{self.iteration:06d}.pt", self.net, self.meta())
+
+    # ---- the loop ---------------------------------------------------------------------------
+
+    def train(self) -> dict:
+        from torch.utils.tensorboard import SummaryWriter
+        from tqdm import tqdm
+
+        config = self.config
+        writer = SummaryWriter(str(self.dir))
+        if self.iteration == 0 and not self.imitated:
+            writer.add_text("hyperparameters", hyperparameter_table(config))
+            if config.imitation.teacher:
+                from .imitation import imitate
+
+                stats = imitate(self.net, self.rules, config, self.device, log=self.log)
+                for key, value in stats.items():
+                    writer.add_scalar(f"imitation/{key}", value, 0)
+            self.imitated = True
+            self.checkpoint()
+        bar = tqdm(total=config.total_decisions, initial=min(self.learner_decisions, config.total_decisions),
+                   unit="dec", disable=not self.progress, dynamic_ncols=True)
+        last_eval: dict = {}
+        while self.learner_decisions < config.total_decisions:
+            start = time.perf_counter()
+            if config.anneal_lr:
+                fraction = 1.0 - self.learner_decisions / config.total_decisions
+                for group in self.optimizer.param_groups:
+                    group["lr"] = fraction * config.learning_rate
+            batch = collect(self.net, self.league, self.rules, config, self.iteration, self.device)
+            rollout_seconds = time.perf_counter() - start
+            losses = update(self.net, self.optimizer, batch, config, iteration_rng(config.seed + 1, self.iteration),
+                            self.device)
+            elapsed = time.perf_counter() - start
+            self.iteration += 1
+            self.learner_decisions += len(batch.action)
+            self.all_decisions += batch.decisions
+            self.seconds += elapsed
+            step = self.learner_decisions
+            rate = batch.decisions / elapsed
+            writer.add_scalar("charts/points_per_hand", float(batch.learner_points.mean()), step)
+            writer.add_scalar("charts/moons_made", batch.moons_made, step)
+            writer.add_scalar("charts/moons_suffered", batch.moons_suffered, step)
+            writer.add_scalar("charts/decisions_per_s", rate, step)
+            writer.add_scalar("charts/learner_decisions_per_s", len(batch.action) / elapsed, step)
+            writer.add_scalar("charts/rollout_fraction", rollout_seconds / elapsed, step)
+            writer.add_scalar("charts/learning_rate", self.optimizer.param_groups[0]["lr"], step)
+            for key, value in losses.items():
+                writer.add_scalar(f"losses/{key}", value, step)
+            if self.iteration % config.league.snapshot_every == 0:
+                self._snapshot()
+            if config.eval_every and self.iteration % config.eval_every == 0:
+                last_eval = self.evaluate()
+                for opponent, points in last_eval.items():
+                    writer.add_scalar(f"eval/points_vs_{opponent}", points, step)
+            if self.iteration % config.checkpoint_every == 0:
+                self.checkpoint()
+            bar.update(min(len(batch.action), max(0, config.total_decisions - bar.n)))
+            bar.set_postfix(dec_s=f"{rate:,.0f}", pts=f"{batch.learner_points.mean():.2f}", refresh=False)
+        bar.close()
+        self.checkpoint()
+        policy = save(self.dir / "policy.pt", self.net.cpu(), self.meta())
+        self.net.to(self.device)
+        writer.close()
+        summary = {
+            "iterations": self.iteration, "learner_decisions": self.learner_decisions,
+            "all_decisions": self.all_decisions, "seconds": round(self.seconds, 1),
+            "decisions_per_s": round(self.all_decisions / max(self.seconds, 1e-9)),
+            "policy": str(policy), "eval": last_eval,
+        }
+        (self.dir / "summary.json").write_text(json.dumps(summary, indent=2))
+        return summary
+
+    def evaluate(self) -> dict[str, float]:
+        """Arena head-to-head of the current (greedy) policy against each eval opponent."""
+        import copy
+
+        from eval import arena
+
+        agent = PolicyAgent(copy.deepcopy(self.net).cpu(), name="current")
+        out = {}
+        for opponent in self.config.eval_opponents:
+            result = arena.head_to_head(("current", agent), opponent, self.rules, deals=self.config.eval_deals,
+                                        seed=self.config.seed, workers=1, progress=False)
+            out[opponent] = float(result.row("current")["points_per_hand"]["mean"])
+        return out
+
+
+def hyperparameter_table(config: TrainConfig) -> str:
+    rows = ["|setting|value|", "|-|-|"]
+    for key, value in config.model_dump().items():
+        rows.append(f"|{key}|{value}|")
+    return "\n".join(rows)
+
+
+__all__ = ["Run", "collect", "gae", "update", "BOT_BASE"]
