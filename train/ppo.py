@@ -336,6 +336,10 @@ class Run:
                     writer.add_scalar(f"eval/points_vs_{opponent}", points, step)
             if self.iteration % config.checkpoint_every == 0:
                 self.checkpoint()
+            if not self.progress:
+                self.log(f"iteration {self.iteration}: {self.learner_decisions:,}/{config.total_decisions:,} learner "
+                         f"decisions, {rate:,.0f} decisions/s, points/hand {batch.learner_points.mean():.2f}"
+                         + (f", eval {last_eval}" if self.iteration % max(config.eval_every, 1) == 0 and last_eval else ""))
             bar.update(min(len(batch.action), max(0, config.total_decisions - bar.n)))
             bar.set_postfix(dec_s=f"{rate:,.0f}", pts=f"{batch.learner_points.mean():.2f}", refresh=False)
         bar.close()
