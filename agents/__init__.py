@@ -13,6 +13,13 @@ def _checkpoint_agent(path: str, seed, rules):
     return load_policy(path, rules=rules, seed=seed)
 
 
+def _onnx_agent(path: str, seed, rules):
+    from .onnx_policy import load_onnx_policy  # onnxruntime is imported only when an exported model is used
+
+    return load_onnx_policy(path, rules=rules)
+
+
 register_prefix("ckpt:", _checkpoint_agent)
+register_prefix("onnx:", _onnx_agent)
 
 __all__ = ["Agent", "FunctionAgent", "available", "make", "register", "register_prefix"]

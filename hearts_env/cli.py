@@ -150,7 +150,7 @@ def _arena_plan(args: argparse.Namespace, rules: Rules):
     fmt = args.format
     kw = {"episode": args.episode, "seating": args.seating}
     if not agents:  # the default: a short leaderboard of the built-in bots
-        pool = available()
+        pool = [spec for spec in available() if not spec.endswith("PATH")]  # built-in agents only
         if fmt in (None, "roundrobin") and len(pool) >= 2:
             return arena.round_robin_plan(rules, pool, seed=args.seed, **kw)
         agents = pool[:1] or ["random"]
@@ -172,7 +172,7 @@ def _quote(arg: str) -> str:
 
 
 #: Modules adding subcommands (``train``, ``play``, ...), imported when the parser is built.
-COMMAND_MODULES: list[str] = ["train.cli", "hearts_env.terminal.cli"]
+COMMAND_MODULES: list[str] = ["train.cli", "hearts_env.terminal.cli", "eval.export_cli"]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,111 @@
+// The reference client against Python's golden vectors (run: ./run_tests.sh, or npm test).
+//
+// HEARTS_GOLDEN_DIR points at a folder written by `python -m eval.golden DIR` (default: the
+// committed test/fixtures). HEARTS_JS_REPORT, when set, names a JSON file the parity numbers are
+// written to (tests/test_export.py reads it).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as ort from 'onnxruntime-node';
+import {
+  LAYOUT, ManifestError, OBS_DIM, RecordError, cardText, checkManifest, chooseCard, encodeObservation,
+  legalMask, loadPolicy, parseCard,
+} from '../src/hearts.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const dir = process.env.HEARTS_GOLDEN_DIR || path.join(here, 'fixtures');
+const golden = JSON.parse(readFileSync(path.join(dir, 'golden.json'), 'utf8'));
+const manifest = JSON.parse(readFileSync(path.join(dir, 'policy.json'), 'utf8'));
+const model = readFileSync(path.join(dir, 'policy.onnx'));
+
+function pieceAt(index) {
+  const piece = LAYOUT.find((p) => index >= p.offset && index < p.offset + p.size);
+  return `${piece.name}[${index - piece.offset}]`;
+}
+
+function assertObservation(actual, expected, label) {
+  assert.equal(actual.length, OBS_DIM);
+  for (let i = 0; i < OBS_DIM; i++) {
+    if (actual[i] !== Math.fround(expected[i])) {
+      assert.fail(`${label}: observation ${pieceAt(i)} is ${actual[i]}, Python has ${expected[i]}`);
+    }
+  }
+}
+
+test('cards follow the contract (id = 13 * suit + rank)', () => {
+  assert.equal(parseCard('2C'), 0);
+  assert.equal(parseCard('JD'), 22);
+  assert.equal(parseCard('QS'), 49);
+  assert.equal(parseCard('10h'), parseCard('TH'));
+  assert.equal(parseCard('q♠'), 49);
+  assert.equal(cardText(51), 'AS');
+  assert.deepEqual(manifest.cards.ids.map(parseCard), [...Array(52).keys()]);
+  assert.throws(() => parseCard('1X'), /not a card/);
+});
+
+test('the observation layout is the manifest\'s', () => {
+  assert.equal(OBS_DIM, manifest.observation.dimension);
+  assert.deepEqual(LAYOUT, manifest.observation.layout.map(({ name, offset, size, shape }) => ({ name, offset, size, shape })));
+});
+
+test('observations and legal masks equal Python\'s on every golden record', () => {
+  const cases = [...golden.cases, ...golden.encoder_cases];
+  assert.ok(cases.length >= 40, `only ${cases.length} golden records`);
+  for (const [i, c] of cases.entries()) {
+    const label = `record ${i} (${c.record.rules.name}, ${c.record.phase}, seat ${c.record.seat})`;
+    assertObservation(encodeObservation(c.record), c.observation, label);
+    assert.deepEqual([...legalMask(c.record)], c.mask, `${label}: legal mask`);
+  }
+});
+
+test('the model in onnxruntime-node picks Python\'s cards with Python\'s probabilities', async () => {
+  const session = await loadPolicy(ort, model, manifest);
+  let maxDiff = 0;
+  let equal = 0;
+  for (const [i, c] of golden.cases.entries()) {
+    const choice = await chooseCard(session, c.record);
+    assert.equal(choice.action, c.action, `record ${i}: action`);
+    assert.equal(choice.card, c.card);
+    assert.equal(c.mask[choice.action], 1, `record ${i}: the pick is legal`);
+    equal += 1;
+    c.probabilities.forEach((p, k) => { maxDiff = Math.max(maxDiff, Math.abs(choice.probabilities[k] - p)); });
+  }
+  assert.ok(maxDiff <= 1e-5, `largest probability difference ${maxDiff}`);
+  if (process.env.HEARTS_JS_REPORT) {
+    writeFileSync(process.env.HEARTS_JS_REPORT, JSON.stringify({ cases: golden.cases.length, actions_equal: equal, max_probability_difference: maxDiff }));
+  }
+});
+
+test('impossible records are refused with a clear error', () => {
+  assert.ok(golden.invalid.length >= 5);
+  for (const c of golden.invalid) {
+    assert.throws(() => encodeObservation(c.record), (err) => {
+      assert.ok(err instanceof RecordError, `${c.name}: ${err}`);
+      assert.ok(err.message.includes(c.error), `${c.name}: "${err.message}" does not say "${c.error}"`);
+      return true;
+    }, c.name);
+  }
+  assert.throws(() => encodeObservation({ version: 1 }), RecordError);
+  assert.throws(() => encodeObservation('{not json'), /not valid JSON/);
+});
+
+test('a manifest that does not match the model or this client is refused', async () => {
+  const other = structuredClone(manifest);
+  other.observation.version = 2;
+  await assert.rejects(loadPolicy(ort, model, other), (err) => err instanceof ManifestError && /observation v2/.test(err.message));
+  const moved = structuredClone(manifest);
+  moved.observation.layout[1].offset += 1;
+  assert.throws(() => checkManifest(moved), /layout differs/);
+  const wrongModel = structuredClone(manifest);
+  wrongModel.model.sha256 = '0'.repeat(64);
+  await assert.rejects(loadPolicy(ort, model, wrongModel), /another model/);
+  await assert.rejects(loadPolicy(ort, model, { ...manifest, format_version: 99 }), ManifestError);
+});
+
+test('a record for other rules than the policy\'s is refused', async () => {
+  const session = await loadPolicy(ort, model, manifest);
+  const other = golden.encoder_cases.find((c) => c.record.rules.num_players === 2);
+  await assert.rejects(chooseCard(session, other.record), /rules/);
+});

@@ -1,0 +1,569 @@
+"""Seat records: what one seat knows at one of its decisions, as plain JSON, and its observation.
+
+A game app does not run this engine; it keeps its own game and, when the policy is to act for a
+seat, describes what that seat knows in a *seat record* (``docs/export.md`` has the format)::
+
+    {"version": 1, "rules": {...Rules.to_dict()...}, "seat": 0, "hand_number": 0,
+     "scores": [0, 0, 0, 0], "phase": "play", "hand": ["3C", "QS", ...],
+     "passed": ["AH", "KH", "QH"], "received": ["2D", "5C", "9S"],
+     "tricks": [{"leader": 1, "cards": ["2C", "KC", "4C", "9C"]}],
+     "trick": {"leader": 2, "cards": ["5D", "TD"]}}
+
+There is no second observation encoder here. :func:`to_state` rebuilds an engine ``State`` in
+which the seat faces exactly that decision, by *replaying* the hand through the engine: the deal
+is reconstructed from the seat's hand, the cards it passed and received, and the cards played;
+the cards the seat has not seen are dealt to the other seats (and the dead cards) in some way
+that is consistent with the history, then the passes and every card are stepped through
+``engine.step``. The observation is then ``observe.observe`` of that state, and the legal mask
+``engine.legal_mask``: the very code paths of training and the arena. The observation does not
+depend on how the unseen cards were placed (observation v1 never reads other hands), which the
+tests check.
+
+"Consistent" matters: a seat that did not follow clubs holds no clubs, a seat that led a heart
+before hearts were broken held nothing but hearts, and so on. Which unseen cards each other seat
+may hold is asked of the engine's own legal-play function (``play.legal_plays``): at each of that
+seat's plays, would the card played still be legal had the seat also held card *c*? The unseen
+cards are then matched to the seats that may hold them (a small bipartite matching).
+
+A record that describes no reachable situation (cards missing or twice, a history the rules do not
+allow, a trick led by the wrong seat, no consistent way to hold the unseen cards, not this seat's
+turn) raises :class:`SeatRecordError` with a message naming the problem.
+
+``from_state`` goes the other way (engine state + the hand's plays -> record); it is how the
+golden test vectors and the round-trip tests are made.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from . import cards, engine, observe, play
+from .rules import Rules, RulesError
+from .state import PASS, PLAY, State
+
+RECORD_VERSION = 1
+RECORD_FORMAT = "hearts-seat-record"
+REQUIRED_KEYS = ("version", "rules", "seat", "hand_number", "scores", "phase", "hand")
+OPTIONAL_KEYS = ("format", "passed", "received", "tricks", "trick", "note")
+
+
+class SeatRecordError(ValueError):
+    """A seat record that is malformed or describes an impossible situation."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Trick:
+    leader: int
+    cards: tuple[int, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class SeatRecord:
+    """A parsed record (card ids, rules object); build it with :func:`parse`."""
+
+    rules: Rules
+    seat: int
+    hand_number: int
+    scores: tuple[int, ...]
+    phase: str  # "pass" or "play"
+    hand: tuple[int, ...]
+    passed: tuple[int, ...]
+    received: tuple[int, ...]
+    tricks: tuple[Trick, ...]
+    trick: Trick
+
+    @property
+    def pass_offset(self) -> int:
+        return int(self.rules.pass_offsets[self.hand_number % len(self.rules.pass_cycle)])
+
+    def plays(self) -> list[tuple[int, int, int]]:
+        """``(trick index, seat, card)`` for every card played this hand, in order."""
+        p = self.rules.num_players
+        out = []
+        for t, trick in enumerate((*self.tricks, self.trick)):
+            out += [(t, (trick.leader + i) % p, c) for i, c in enumerate(trick.cards)]
+        return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Parsing and the checks that need no replay
+# ---------------------------------------------------------------------------------------------
+
+
+def _fail(message: str) -> SeatRecordError:
+    return SeatRecordError(f"seat record: {message}")
+
+
+def _int(data: Mapping, key: str, low: int, high: int | None = None) -> int:
+    value = data[key]
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise _fail(f"{key} must be an integer, got {value!r}")
+    if value < low or (high is not None and value > high):
+        span = f"{low}..{high}" if high is not None else f"{low} or more"
+        raise _fail(f"{key} must be {span}, got {value}")
+    return int(value)
+
+
+def _cards(value: Any, where: str, deck: np.uint64) -> tuple[int, ...]:
+    if not isinstance(value, (list, tuple)):
+        raise _fail(f"{where} must be a list of cards such as [\"QS\", \"TH\"], got {value!r}")
+    ids = []
+    for item in value:
+        if isinstance(item, bool) or not isinstance(item, (str, int, np.integer)):
+            raise _fail(f"{where}: {item!r} is not a card")
+        try:
+            card = cards.parse_card(item)
+        except ValueError as err:
+            raise _fail(f"{where}: {err}") from None
+        if card in ids:
+            raise _fail(f"{where}: {cards.card_text(card)} is listed twice")
+        if not int(deck) >> card & 1:
+            raise _fail(f"{where}: {cards.card_text(card)} is not in this game's deck")
+        ids.append(card)
+    return tuple(ids)
+
+
+def _trick(value: Any, where: str, p: int, deck: np.uint64) -> Trick:
+    if not isinstance(value, Mapping) or set(value) - {"leader", "cards"} or "cards" not in value:
+        raise _fail(f"{where} must be an object {{\"leader\": SEAT, \"cards\": [...]}}, got {value!r}")
+    leader = value.get("leader")
+    if leader is None:
+        if value["cards"]:
+            raise _fail(f"{where}: a trick with cards needs its leader")
+        leader = -1  # the current trick before its lead: the leader is whoever must lead
+    else:
+        leader = _int(value, "leader", 0, p - 1)
+    return Trick(leader, _cards(value["cards"], f"{where} cards", deck))
+
+
+def parse(record: Mapping[str, Any] | str | Path) -> SeatRecord:
+    """A checked :class:`SeatRecord` from a dict, a JSON text or a JSON file path."""
+    if isinstance(record, Path) or (isinstance(record, str) and not record.lstrip().startswith(("{", "["))
+                                    and Path(record).is_file()):
+        record = Path(record).read_text()
+    if isinstance(record, str):
+        try:
+            record = json.loads(record)
+        except json.JSONDecodeError as err:
+            hint = "" if record.lstrip().startswith(("{", "[")) else " (nor the path of an existing file)"
+            raise _fail(f"not valid JSON{hint}: {err}") from None
+    if not isinstance(record, Mapping):
+        raise _fail(f"a record is a JSON object, got {type(record).__name__}")
+    missing = [k for k in REQUIRED_KEYS if k not in record]
+    if missing:
+        raise _fail(f"missing {', '.join(missing)} (a record needs {', '.join(REQUIRED_KEYS)})")
+    unknown = sorted(set(record) - set(REQUIRED_KEYS) - set(OPTIONAL_KEYS))
+    if unknown:
+        raise _fail(f"unknown key(s) {', '.join(unknown)}; the keys are {', '.join(REQUIRED_KEYS + OPTIONAL_KEYS)}")
+    if record.get("format", RECORD_FORMAT) != RECORD_FORMAT:
+        raise _fail(f"format is {record['format']!r}, expected {RECORD_FORMAT!r}")
+    if isinstance(record["version"], bool) or record["version"] != RECORD_VERSION:
+        raise _fail(f"version {record['version']!r} is not supported (this reader reads version {RECORD_VERSION})")
+    if not isinstance(record["rules"], Mapping):
+        raise _fail("rules must be an object (Rules.to_dict(), or {\"preset\": \"classic\"})")
+    try:
+        rules = Rules.from_dict(record["rules"])
+    except RulesError as err:
+        raise _fail(f"rules: {err}") from None
+    p, deck = rules.num_players, rules.deck_bits
+    seat = _int(record, "seat", 0, p - 1)
+    hand_number = _int(record, "hand_number", 0)
+    scores = record["scores"]
+    if (not isinstance(scores, (list, tuple)) or len(scores) != p
+            or any(isinstance(s, bool) or not isinstance(s, (int, np.integer)) for s in scores)):
+        raise _fail(f"scores must be {p} integers (game totals before this hand, by seat), got {scores!r}")
+    if record["phase"] not in ("pass", "play"):
+        raise _fail(f"phase must be \"pass\" or \"play\", got {record['phase']!r}")
+    tricks = record.get("tricks", [])
+    if not isinstance(tricks, (list, tuple)):
+        raise _fail("tricks must be a list of finished tricks")
+    parsed = SeatRecord(
+        rules=rules, seat=seat, hand_number=hand_number, scores=tuple(int(s) for s in scores),
+        phase=record["phase"], hand=_cards(record["hand"], "hand", deck),
+        passed=_cards(record.get("passed", []), "passed", deck),
+        received=_cards(record.get("received", []), "received", deck),
+        tricks=tuple(_trick(t, f"tricks[{i}]", p, deck) for i, t in enumerate(tricks)),
+        trick=_trick(record.get("trick", {"cards": []}), "trick", p, deck),
+    )
+    _check_counts(parsed)
+    return parsed
+
+
+def _check_counts(r: SeatRecord) -> None:
+    """The checks on card counts and card places that need no replay, with plain messages."""
+    rules, p, size = r.rules, r.rules.num_players, r.rules.hand_size
+    offset, need = r.pass_offset, r.rules.pass_count
+    hand = set(r.hand)
+    if r.phase == "pass":
+        if offset == 0:
+            raise _fail(f"phase is \"pass\" but hand {r.hand_number} has no pass "
+                        f"(pass direction {rules.pass_direction(r.hand_number)!r})")
+        if r.tricks or r.trick.cards or r.received:
+            raise _fail("phase is \"pass\": no card has been played or received yet (tricks, trick and "
+                        "received must be empty)")
+        if len(r.hand) != size:
+            raise _fail(_count_message(len(r.hand), size, "before the exchange every seat holds"))
+        if not set(r.passed) <= hand:
+            outside = sorted(set(r.passed) - hand)
+            raise _fail(f"passed: {cards.format_cards(outside)} not in the hand (during the pass the chosen "
+                        "cards stay in the hand until the exchange)")
+        if len(r.passed) >= need:
+            raise _fail(f"phase is \"pass\" but {len(r.passed)} cards are already chosen: a seat chooses "
+                        f"{need}, and after its last pick it is no longer its turn")
+        return
+    for t, trick in enumerate(r.tricks):
+        if len(trick.cards) != p:
+            raise _fail(f"tricks[{t}] has {len(trick.cards)} cards; a finished trick has {p} "
+                        "(the unfinished one goes in \"trick\")")
+    if len(r.trick.cards) >= p:
+        raise _fail(f"trick has {len(r.trick.cards)} cards; the current trick has at most {p - 1} "
+                    "(a full trick belongs in \"tricks\")")
+    if len(r.tricks) >= size:
+        raise _fail(f"{len(r.tricks)} tricks are finished: the hand is over and nobody is to act")
+    if offset and (len(r.passed) != need or len(r.received) != need):
+        raise _fail(f"hand {r.hand_number} passes {rules.pass_direction(r.hand_number)}: after the exchange "
+                    f"passed and received hold {need} cards each, got {len(r.passed)} and {len(r.received)}")
+    if not offset and (r.passed or r.received):
+        raise _fail(f"hand {r.hand_number} has no pass, so passed and received must be empty")
+    where: dict[int, str] = {c: "in the hand" for c in r.hand}
+    for t, seat, card in r.plays():
+        place = f"played by seat {seat} in {'tricks[%d]' % t if t < len(r.tricks) else 'trick'}"
+        if card in where:
+            raise _fail(f"{cards.card_text(card)} appears twice: {where[card]} and {place}")
+        where[card] = place
+    mine = [c for _, s, c in r.plays() if s == r.seat]
+    held = len(r.hand) + len(mine)
+    if held != size:
+        raise _fail(_count_message(held, size, "your hand and the cards you played must make the"))
+    if len(r.hand) != size - len(r.tricks):
+        raise _fail(f"after {len(r.tricks)} finished tricks it is seat {r.seat}'s turn only if it holds "
+                    f"{size - len(r.tricks)} cards, but the hand lists {len(r.hand)}")
+    for card in r.passed:
+        if card in hand or card in mine:
+            raise _fail(f"passed: {cards.card_text(card)} was passed away but is {where[card]}")
+    receiver = (r.seat + offset) % p
+    for t, seat, card in r.plays():
+        if card in r.passed and seat != receiver:
+            raise _fail(f"{cards.card_text(card)} was passed to seat {receiver} but is played by seat {seat}")
+    for card in r.received:
+        if card not in hand and card not in mine:
+            raise _fail(f"received: {cards.card_text(card)} is neither in the hand nor among the cards played by "
+                        f"seat {r.seat}")
+
+
+def _count_message(got: int, size: int, what: str) -> str:
+    gap = size - got
+    more = f"{gap} missing" if gap > 0 else f"{-gap} too many"
+    return f"{what} {size} cards of a {size}-card hand, got {got} ({more})"
+
+
+# ---------------------------------------------------------------------------------------------
+# Rebuilding the engine state by replay
+# ---------------------------------------------------------------------------------------------
+
+
+def to_state(record: Mapping[str, Any] | SeatRecord | str | Path) -> tuple[State, int]:
+    """``(state, seat)``: a one-game engine state in which ``seat`` faces the record's decision."""
+    r = record if isinstance(record, SeatRecord) else parse(record)
+    if r.phase == "pass":
+        return _pass_state(r), r.seat
+    return _play_state(r), r.seat
+
+
+def observation(record) -> np.ndarray:
+    """The observation v1 vector ``[OBS_DIM]`` float32 of the record's seat."""
+    state, seat = to_state(record)
+    return observe.observe(state, np.array([seat]))[0]
+
+
+def legal_mask(record) -> np.ndarray:
+    """``[52]`` bool: the seat's legal cards."""
+    state, _ = to_state(record)
+    return engine.legal_mask(state)[0]
+
+
+def encode(records: Iterable) -> tuple[np.ndarray, np.ndarray]:
+    """``(observations [N, OBS_DIM] float32, action masks [N, 52] bool)`` of several records."""
+    obs, masks = [], []
+    for record in records:
+        state, seat = to_state(record)
+        obs.append(observe.observe(state, np.array([seat]))[0])
+        masks.append(engine.legal_mask(state)[0])
+    if not obs:
+        return np.zeros((0, observe.OBS_DIM), np.float32), np.zeros((0, cards.NUM_CARDS), bool)
+    return np.stack(obs), np.stack(masks)
+
+
+def _bits(ids: Iterable[int]) -> np.uint64:
+    return cards.bits_of(ids)
+
+
+def _pass_state(r: SeatRecord) -> State:
+    rules, p, me = r.rules, r.rules.num_players, r.seat
+    unseen = [c for c in cards.cards_of(rules.deck_bits) if c not in r.hand]
+    post = {me: list(r.hand)}
+    for s in range(p):  # any placement works: no card has been played, nothing constrains it
+        if s != me:
+            post[s], unseen = unseen[: rules.hand_size], unseen[rules.hand_size:]
+    post[-1] = unseen
+    state, _ = _deal(r, post)
+    for s in range(me):  # the seats before this one have chosen (their picks are secret: any will do)
+        for card in cards.cards_of(state.hands[0, s])[: rules.pass_count]:
+            engine.step_inplace(state, [card])
+    for card in r.passed:
+        _step(state, card, "passed: cannot choose")
+    _check_turn(state, r)
+    return state
+
+
+def _play_state(r: SeatRecord) -> State:
+    rules, p, me = r.rules, r.rules.num_players, r.seat
+    receiver = (me + r.pass_offset) % p
+    known = {s: set() for s in range(p) if s != me}  # cards each other seat held after the exchange
+    for _, seat, card in r.plays():
+        if seat != me:
+            known[seat].add(card)
+    if r.pass_offset:
+        known[receiver] |= set(r.passed)
+    for s, held in known.items():
+        if len(held) > rules.hand_size:
+            raise _fail(f"seat {s} would hold {len(held)} cards, more than a hand of {rules.hand_size}")
+    mine = set(r.hand) | {c for _, s, c in r.plays() if s == me}
+    seen = mine.union(*known.values())
+    unseen = [c for c in cards.cards_of(rules.deck_bits) if c not in seen]
+    dead = _forced_dead(r, set(unseen))
+    room = {s: rules.hand_size - len(held) for s, held in known.items()}
+    # First replay: the other seats hold only their known cards, so every play is checked against
+    # what they surely held, and we learn which unseen cards each of them may also have held.
+    placement = _place(unseen, room, dead, {s: set(unseen) for s in known}, rules.dead_cards)
+    shadow, passes = _deal(r, _post_exchange(r, known, placement))
+    _replay_passes(shadow, passes)
+    for s in known:
+        shadow.hands[0, s] = _bits(known[s])
+    shadow.legal[:] = play.legal_plays(shadow, np.arange(1))
+    allowed = {s: set(unseen) for s in known}
+    probe_cards = np.array(unseen, dtype=np.int64)
+    for t, seat, card in r.plays():
+        if seat != me and probe_cards.size:
+            probes = shadow.take(np.zeros(probe_cards.size, dtype=np.int64))
+            probes.hands[:, seat] |= cards.BIT[probe_cards]
+            ok = (play.legal_plays(probes, np.arange(probe_cards.size)) >> np.uint64(card)) & np.uint64(1)
+            allowed[seat] &= set(probe_cards[ok.astype(bool)].tolist())
+        _play(shadow, r, t, seat, card)
+    _check_turn(shadow, r)
+    # Second replay, on a full deal that respects what was learnt: the state we observe.
+    placement = _place(unseen, room, dead, allowed, rules.dead_cards)
+    state, passes = _deal(r, _post_exchange(r, known, placement))
+    _replay_passes(state, passes)
+    for t, seat, card in r.plays():
+        _play(state, r, t, seat, card)
+    _check_turn(state, r)
+    return state
+
+
+def _forced_dead(r: SeatRecord, unseen: set[int]) -> set[int]:
+    """Opening cards that must be dead: those before the card that opened (or must open) the hand."""
+    rules = r.rules
+    opening = list(rules.opening_ids)
+    plays = r.plays()
+    if plays:
+        first = plays[0][2]
+        if first not in opening:
+            raise _fail(f"the hand's first trick must be opened with {' / '.join(rules.opening_lead)}, "
+                        f"but the record opens it with {cards.card_text(first)}")
+        k = opening.index(first)
+        what = f"the first trick was opened with {cards.card_text(first)}"
+    else:
+        held = [c for c in opening if c in r.hand]
+        if not held:
+            raise _fail(f"no card has been played, so the holder of {rules.opening_lead[0]} leads; "
+                        f"seat {r.seat} does not hold it, so it is not its turn")
+        k = opening.index(held[0])
+        what = f"seat {r.seat} is to open the first trick with {cards.card_text(held[0])}"
+    earlier = opening[:k]
+    if not earlier:
+        return set()
+    blocked = [c for c in earlier if c not in unseen]
+    if blocked or len(earlier) > rules.dead_cards:
+        raise _fail(f"{what}, which is allowed only when {cards.format_cards(earlier)} "
+                    f"{'is' if len(earlier) == 1 else 'are'} dead (set aside), but "
+                    + (f"{cards.format_cards(blocked)} is in play" if blocked else
+                       f"this game sets aside only {rules.dead_cards} cards"))
+    return set(earlier)
+
+
+def _place(unseen: list[int], room: dict[int, int], dead: set[int], allowed: dict[int, set[int]],
+           dead_count: int) -> dict[int, list[int]]:
+    """Each unseen card to a seat with room that may hold it, or to the dead cards (key -1).
+
+    A bipartite matching with capacities (augmenting paths); the most constrained cards go first.
+    """
+    capacity = {**room, -1: dead_count}
+    options = {}
+    for c in unseen:
+        options[c] = [-1] if c in dead else [s for s in room if c in allowed[s]] + [-1]
+    holder: dict[int, int] = {}
+    load = {s: [] for s in capacity}
+
+    def assign(card: int, visited: set[int]) -> bool:
+        for s in options[card]:
+            if s in visited:
+                continue
+            visited.add(s)
+            if len(load[s]) < capacity[s]:
+                load[s].append(card)
+                holder[card] = s
+                return True
+            for other in list(load[s]):
+                if assign_other(other, s, visited):
+                    load[s].append(card)
+                    holder[card] = s
+                    return True
+        return False
+
+    def assign_other(card: int, current: int, visited: set[int]) -> bool:
+        load[current].remove(card)
+        if assign(card, visited):
+            return True
+        load[current].append(card)
+        holder[card] = current
+        return False
+
+    for card in sorted(unseen, key=lambda c: len(options[c])):
+        if not assign(card, set()):
+            seats = [s for s in room if card not in allowed[s]]
+            raise _fail(
+                f"the cards this seat has not seen cannot be held consistently with the play: "
+                f"{cards.card_text(card)} fits no seat with room"
+                + (f" (seat{'s' if len(seats) > 1 else ''} {', '.join(map(str, seats))} showed by their "
+                   "play that they cannot hold it)" if seats else "")
+            )
+    return load
+
+
+def _post_exchange(r: SeatRecord, known: dict[int, set[int]], placement: dict[int, list[int]]) -> dict[int, list[int]]:
+    """What every seat held after the exchange (before the first trick); key -1 for dead cards."""
+    post = {s: sorted(known[s] | set(placement[s])) for s in known}
+    post[r.seat] = sorted(set(r.hand) | {c for _, s, c in r.plays() if s == r.seat})
+    post[-1] = sorted(placement[-1])
+    return post
+
+
+def _passes(r: SeatRecord, post: dict[int, list[int]]) -> dict[int, list[int]]:
+    """Cards each seat passed: this seat's and the giver's are known; the others' are any cards
+    that ended up with their receivers (nothing observed depends on them)."""
+    p, offset = r.rules.num_players, r.pass_offset
+    giver = (r.seat - offset) % p
+    out = {}
+    for s in range(p):
+        if s == r.seat:
+            out[s] = list(r.passed)
+        elif s == giver:
+            out[s] = list(r.received)
+        else:
+            out[s] = [c for c in post[(s + offset) % p] if c not in r.passed][: r.rules.pass_count]
+    return out
+
+
+def _deal(r: SeatRecord, post: dict[int, list[int]]) -> tuple[State, dict[int, list[int]]]:
+    """The one-game state at the start of the hand whose exchange leads to ``post``, and the passes."""
+    rules, p = r.rules, r.rules.num_players
+    owner = np.full(cards.NUM_CARDS, -1, dtype=np.int64)
+    passes: dict[int, list[int]] = {}
+    if r.phase == "play" and r.pass_offset:
+        passes = _passes(r, post)
+        for s in range(p):
+            kept = set(post[s]) - set(passes[(s - r.pass_offset) % p])
+            for c in kept | set(passes[s]):
+                owner[c] = s
+    else:
+        for s in range(p):
+            owner[post[s]] = s
+    try:
+        state = engine.from_deals(rules, owner[None, :], [r.hand_number], [list(r.scores)], [0], single_hand=True)
+    except ValueError as err:  # a bug, not a record problem: the placement always deals full hands
+        raise _fail(f"could not rebuild the deal ({err})") from None
+    return state, passes
+
+
+def _replay_passes(state: State, passes: dict[int, list[int]]) -> None:
+    """Every seat's pass picks, seat 0 first (as the engine takes them)."""
+    for s in sorted(passes):
+        for card in passes[s]:
+            engine.step_inplace(state, [card])
+
+
+def _play(state: State, r: SeatRecord, t: int, seat: int, card: int) -> None:
+    where = f"tricks[{t}]" if t < len(r.tricks) else "trick"
+    to_act = int(state.current_player[0])
+    if to_act != seat:
+        lead = "led" if state.num_in_trick[0] == 0 else "played next"
+        raise _fail(f"{where}: the record has seat {seat} play {cards.card_text(card)}, but seat {to_act} "
+                    f"{lead} there (the winner of a trick leads the next; the first trick is opened by the holder of "
+                    f"{r.rules.opening_lead[0]})")
+    _step(state, card, f"{where}: seat {seat} cannot play")
+
+
+def _step(state: State, card: int, what: str) -> None:
+    try:
+        engine.step_inplace(state, [card])
+    except engine.IllegalActionError as err:
+        legal = str(err).rsplit("legal:", 1)[-1].strip()
+        raise _fail(f"{what} {cards.card_text(card)} (legal there: {legal})") from None
+
+
+def _check_turn(state: State, r: SeatRecord) -> None:
+    phase = "pass" if state.phase[0] == PASS else "play" if state.phase[0] == PLAY else "over"
+    if phase != r.phase or int(state.current_player[0]) != r.seat:
+        if phase == "over":
+            raise _fail("after this history the hand is over: nobody is to act")
+        raise _fail(f"after this history it is seat {int(state.current_player[0])}'s turn to {phase}, "
+                    f"not seat {r.seat}'s")
+    if r.phase == "play" and r.trick.cards and state.leader[0] != r.trick.leader:
+        raise _fail(f"trick: the record says seat {r.trick.leader} led, but seat {int(state.leader[0])} did")
+    if r.phase == "play" and not r.trick.cards and r.trick.leader not in (-1, r.seat):
+        raise _fail(f"trick: no card played yet, so the leader is the seat to act ({r.seat}), "
+                    f"not {r.trick.leader}")
+
+
+# ---------------------------------------------------------------------------------------------
+# From an engine state to a record
+# ---------------------------------------------------------------------------------------------
+
+
+def from_state(state: State, plays: Sequence[tuple[int, int]], seat: int | None = None, game: int = 0) -> dict:
+    """The record of ``seat`` (default: the seat to act) in game ``game`` of ``state``.
+
+    ``plays`` lists the ``(seat, card)`` of every card played in the current hand, in order (the
+    state keeps who played what, but not the order).
+    """
+    rules, p = state.rules, state.num_players
+    seat = int(state.current_player[game]) if seat is None else int(seat)
+    offset = int(rules.pass_offsets[state.hand_number[game] % len(rules.pass_cycle)])
+    playing = state.phase[game] == PLAY
+    tricks, current = [], []
+    for i in range(0, len(plays), p):
+        group = list(plays[i: i + p])
+        (tricks if len(group) == p else current).append(group)
+    text = cards.card_text
+    record = {
+        "version": RECORD_VERSION,
+        "rules": rules.to_dict(),
+        "seat": seat,
+        "hand_number": int(state.hand_number[game]),
+        "scores": [int(s) for s in state.scores[game]],
+        "phase": "play" if playing else "pass",
+        "hand": [text(c) for c in cards.cards_of(state.hands[game, seat])],
+        "passed": [text(c) for c in cards.cards_of(state.passed[game, seat])],
+        "received": [text(c) for c in cards.cards_of(state.passed[game, (seat - offset) % p])]
+        if playing and offset else [],
+        "tricks": [{"leader": g[0][0], "cards": [text(c) for _, c in g]} for g in tricks],
+        "trick": {"leader": current[0][0][0] if current else seat,
+                  "cards": [text(c) for _, c in current[0]] if current else []},
+    }
+    return record

@@ -1,0 +1,390 @@
+"""Export to game apps: the ONNX file and manifest, seat records, the JavaScript client, the web page.
+
+One small policy (``PolicyNet(hidden=[32])``, classic rules) is exported once with ``hearts export``
+for the module; every check runs against that export:
+
+* the file meets the contract (one file, opset 17, names, types, dynamic batch, metadata) and the
+  manifest describes it (sha256, observation layout, rules, provenance);
+* parity: torch, onnxruntime in Python, onnxruntime-node (``clients/js/run_tests.sh``) and the browser
+  page (headless Chromium, onnxruntime-web) pick the same cards with probabilities within 1e-5;
+* ``onnx:PATH`` plays the arena exactly like the checkpoint it came from;
+* seat records go through the engine (``hearts_env.seat_record``) and give ``observe``'s vector;
+  impossible records and mismatched manifests are refused with clear errors, in Python and in
+  JavaScript (the JavaScript side is in ``clients/js/test/hearts.test.js``);
+* the committed fixtures under ``clients/js/test/fixtures`` are still what Python computes.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import os
+import re
+import shutil
+import subprocess
+import threading
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+import torch
+
+import hearts_env as he
+from agents import make
+from agents.checkpoint import load_net
+from agents.onnx_policy import OnnxPolicyAgent, PolicyManifestError, sha256_file
+from eval import arena, golden
+from eval.export import _exportable, sample_states
+from hearts_env import cli, engine, observe, seat_record
+from hearts_env.seat_record import SeatRecordError
+
+ROOT = Path(__file__).resolve().parents[1]
+CLIENT = ROOT / "clients" / "js"
+FIXTURES = CLIENT / "test" / "fixtures"
+TOL = 1e-5
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    """``hearts export`` of a small policy, plus golden vectors, in one folder (made once and shared
+    by the pytest-xdist workers: the export is the slow part)."""
+    from filelock import FileLock  # comes with torch
+
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent
+    out = shared / "hearts-export"
+    with FileLock(str(shared / "hearts-export.lock")):
+        if not (out / "done").is_file():
+            shutil.rmtree(out, ignore_errors=True)
+            out.mkdir()
+            checkpoint = golden.small_policy(out / "policy.pt")
+            assert cli.main(["export", str(checkpoint), "--out", str(out), "--golden", "6"]) == 0
+            (out / "cli_golden.json").write_text((out / "golden.json").read_text())
+            golden.write_vectors(out, model_records=60)  # more records, other rules, invalid records
+            (out / "done").write_text("ok")
+    return {"dir": out, "checkpoint": out / "policy.pt", "model": out / "policy.onnx", "manifest": out / "policy.json",
+            "cli_golden": json.loads((out / "cli_golden.json").read_text()),
+            "golden": json.loads((out / "golden.json").read_text()),
+            "sample": json.loads((out / "sample_record.json").read_text())}
+
+
+def torch_policy(checkpoint, obs, mask):
+    net, _ = load_net(checkpoint)
+    with torch.no_grad():
+        action, prob = _exportable(net)(torch.as_tensor(obs), torch.as_tensor(mask))
+    return action.numpy(), prob.numpy()
+
+
+# ---------------------------------------------------------------------------------------------
+# The exported files
+# ---------------------------------------------------------------------------------------------
+
+
+def test_export_writes_one_self_contained_onnx_file_and_manifest(exported):
+    out = exported["dir"]
+    assert not list(out.glob("*.data")), "weights must be inside the model file"
+    model = onnx.load(str(exported["model"]), load_external_data=False)
+    assert all(t.data_location != onnx.TensorProto.EXTERNAL for t in model.graph.initializer)
+    assert {o.domain: o.version for o in model.opset_import}[""] == 17
+    sig = [(v.name, v.type.tensor_type.elem_type, [d.dim_param or d.dim_value for d in v.type.tensor_type.shape.dim])
+           for v in (*model.graph.input, *model.graph.output)]
+    (n0, t0, d0), (n1, t1, d1), (n2, t2, d2), (n3, t3, d3) = sig
+    assert (n0, t0, d0[1:]) == ("observation", onnx.TensorProto.FLOAT, [observe.OBS_DIM])
+    assert (n1, t1, d1[1:]) == ("action_mask", onnx.TensorProto.BOOL, [52])
+    assert (n2, t2) == ("action", onnx.TensorProto.INT64) and len(d2) == 1
+    assert (n3, t3, d3[1:]) == ("probabilities", onnx.TensorProto.FLOAT, [52])
+    assert all(isinstance(d[0], str) and d[0] for d in (d0, d1, d2, d3)), "the batch dimension must be dynamic"
+    meta = {p.key: p.value for p in model.metadata_props}
+    assert meta["hearts_lab.obs_version"] == str(observe.OBS_VERSION)
+    assert json.loads(meta["hearts_lab.rules"]) == he.Rules.preset("classic").to_dict()
+
+    manifest = json.loads(exported["manifest"].read_text())
+    assert manifest["model"]["sha256"] == sha256_file(exported["model"])
+    assert manifest["observation"]["version"] == observe.OBS_VERSION
+    assert manifest["observation"]["dimension"] == observe.OBS_DIM
+    layout = manifest["observation"]["layout"]
+    assert [p["name"] for p in layout] == list(observe.OBSERVATION_LAYOUT)
+    for piece in layout:
+        s, shape = observe.OBSERVATION_LAYOUT[piece["name"]]
+        assert (piece["offset"], piece["size"], piece["shape"]) == (s.start, s.stop - s.start, list(shape))
+        assert len(piece["meaning"]) > 8
+    assert manifest["cards"]["ids"][49] == "QS" and manifest["cards"]["encoding"] == "id = 13 * suit + rank"
+    assert he.Rules.from_dict(manifest["rules"]) == he.Rules.preset("classic")
+    assert manifest["record"]["version"] == seat_record.RECORD_VERSION
+    assert manifest["provenance"]["network"]["hidden"] == [32]
+    assert manifest["provenance"]["checkpoint_sha256"] == sha256_file(exported["checkpoint"])
+    assert manifest["verified"]["actions_equal"] and manifest["verified"]["max_probability_difference"] < TOL
+    cli_golden = exported["cli_golden"]
+    assert len(cli_golden["cases"]) == 6 and cli_golden["model_sha256"] == manifest["model"]["sha256"]
+
+
+def test_any_batch_size_runs(exported):
+    agent = OnnxPolicyAgent(exported["model"])
+    state = he.init(he.Rules.preset("classic"), 7, seed=3)
+    for n in (1, 7):
+        sub = state.take(np.arange(n))
+        actions, prob = agent.policy(observe.observe(sub), engine.legal_mask(sub))
+        assert actions.shape == (n,) and actions.dtype == np.int64 and prob.shape == (n, 52)
+        assert engine.legal_mask(sub)[np.arange(n), actions].all()
+        assert np.allclose(prob.sum(axis=1), 1, atol=1e-5) and (prob[~engine.legal_mask(sub)] == 0).all()
+
+
+def test_export_cli_reports_a_bad_checkpoint(tmp_path, capsys):
+    bad = tmp_path / "bad.pt"
+    bad.write_bytes(b"not a checkpoint")
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["export", str(bad), "--out", str(tmp_path / "out")])
+    assert exit_info.value.code == 2
+    assert "not a readable Hearts Lab checkpoint" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------------------------
+# Parity: torch, onnxruntime (Python), onnxruntime-node, the browser
+# ---------------------------------------------------------------------------------------------
+
+
+def test_python_onnxruntime_matches_torch_on_golden_records(exported):
+    cases = exported["golden"]["cases"]
+    obs, mask = seat_record.encode([c["record"] for c in cases])
+    assert np.array_equal(obs, np.array([c["observation"] for c in cases], dtype=np.float32))
+    t_action, t_prob = torch_policy(exported["checkpoint"], obs, mask)
+    o_action, o_prob = OnnxPolicyAgent(exported["model"]).policy(obs, mask)
+    assert np.array_equal(o_action, t_action)
+    assert np.array_equal(o_action, [c["action"] for c in cases])
+    diff = float(np.abs(o_prob - t_prob).max())
+    print(f"onnxruntime (Python) vs torch on {len(cases)} golden records: actions equal, max |dp| = {diff:.2e}")
+    assert diff <= TOL
+    assert len({c["action"] for c in cases}) > 5 and any(max(c["probabilities"]) < 0.9 for c in cases)
+
+
+def test_javascript_client_matches_python(exported, tmp_path):
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed (the JavaScript client's tests need Node 20+)")
+    report = tmp_path / "js-report.json"
+    env = {**os.environ, "HEARTS_GOLDEN_DIR": str(exported["dir"]), "HEARTS_JS_REPORT": str(report)}
+    run = subprocess.run([str(CLIENT / "run_tests.sh")], env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+    assert re.search(r"^# fail 0$", run.stdout, re.M) and re.search(r"^# pass [1-9]", run.stdout, re.M)
+    numbers = json.loads(report.read_text())
+    print(f"onnxruntime-node vs Python: {numbers}")
+    assert numbers["actions_equal"] == numbers["cases"] == len(exported["golden"]["cases"])
+    assert numbers["max_probability_difference"] <= TOL
+
+
+class _Handler(http.server.SimpleHTTPRequestHandler):
+    """Serves clients/js, and the export under /fixtures-under-test/."""
+
+    export_dir: Path = Path(".")
+
+    def translate_path(self, path):
+        prefix = "/fixtures-under-test/"
+        if path.startswith(prefix):
+            return str(self.export_dir / path[len(prefix):].split("?")[0])
+        return super().translate_path(path)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_browser_page_picks_pythons_card(exported, tmp_path):
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        pytest.skip("chromium is not installed (apt-get install chromium) — the browser check needs it")
+    if not (CLIENT / "node_modules" / "onnxruntime-web" / "dist").is_dir():
+        if shutil.which("npm") is None:
+            pytest.skip("npm is not installed: onnxruntime-web for the page cannot be installed")
+        subprocess.run([str(CLIENT / "setup.sh")], check=True, timeout=300)
+    handler = type("Handler", (_Handler,), {"export_dir": exported["dir"]})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler, directory=str(CLIENT)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        port = server.server_address[1]
+        url = (f"http://127.0.0.1:{port}/web/index.html?model=/fixtures-under-test/policy.onnx"
+               "&manifest=/fixtures-under-test/policy.json&record=/fixtures-under-test/sample_record.json"
+               "&golden=/fixtures-under-test/golden.json")
+        page = subprocess.run(
+            [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync",
+             "--disable-dev-shm-usage", f"--user-data-dir={tmp_path / 'chromium'}",
+             "--virtual-time-budget=30000", "--dump-dom", url],
+            capture_output=True, text=True, timeout=120,
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
+    found = re.search(r'<pre id="result" data-status="(\w+)">(.*?)</pre>', page.stdout, re.S)
+    assert found, f"no result on the page:\n{page.stdout[-2000:]}\n{page.stderr[-2000:]}"
+    status, text = found.groups()
+    assert status == "done", f"the page failed: {text}"
+    result = json.loads(text)
+    record = exported["sample"]
+    obs, mask = seat_record.encode([record])
+    t_action, _ = torch_policy(exported["checkpoint"], obs, mask)
+    assert result["action"] == int(t_action[0]) and result["card"] == he.cards.card_text(int(t_action[0]))
+    assert mask[0].sum() > 1, "the sample record should offer a choice"
+    # Every golden record, run by onnxruntime-web in the page, against torch.
+    picks = json.loads(re.search(r'<pre id="golden-result" hidden="">(.*?)</pre>', page.stdout, re.S).group(1))
+    cases = exported["golden"]["cases"]
+    obs, mask = seat_record.encode([c["record"] for c in cases])
+    t_action, t_prob = torch_policy(exported["checkpoint"], obs, mask)
+    assert [p["action"] for p in picks] == t_action.tolist()
+    diff = float(np.abs(np.array([p["probabilities"] for p in picks]) - t_prob).max())
+    print(f"browser (onnxruntime-web) vs torch on {len(picks)} golden records: actions equal, max |dp| = {diff:.2e}")
+    assert diff <= TOL
+
+
+# ---------------------------------------------------------------------------------------------
+# onnx: agents in the arena
+# ---------------------------------------------------------------------------------------------
+
+
+def test_onnx_agent_plays_the_arena_exactly_like_its_checkpoint(exported):
+    rules = he.Rules.preset("classic")
+    results = {}
+    for kind, path in (("onnx", exported["model"]), ("ckpt", exported["checkpoint"])):
+        spec = f"{kind}:{path}"
+        result = arena.head_to_head(spec, "easy", rules=rules, deals=50, workers=1, progress=False)
+        results[kind] = json.loads(json.dumps(result.summary).replace(spec, "CANDIDATE"))
+    assert results["onnx"] == results["ckpt"]
+    row = next(r for r in results["onnx"]["leaderboard"] if r["agent"] == "CANDIDATE")
+    assert row["hands"] == 200 and row["points_per_hand"]["n"] == 50
+
+
+def test_onnx_spec_refuses_other_rules_and_missing_files(exported, tmp_path):
+    with pytest.raises(PolicyManifestError, match="rules"):
+        make(f"onnx:{exported['model']}", rules=he.Rules.preset("two_player"))
+    with pytest.raises(arena.AgentSpecError, match="not found"):
+        arena.resolve_agent(f"onnx:{tmp_path / 'none.onnx'}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Manifests that do not match
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda m: m["observation"].__setitem__("version", 2), "observation v2"),
+    (lambda m: m["observation"].__setitem__("dimension", 630), "630 floats"),
+    (lambda m: m["observation"]["layout"][3].__setitem__("offset", 7), "layout differs"),
+    (lambda m: m["model"].__setitem__("sha256", "0" * 64), "another model"),
+    (lambda m: m.__setitem__("format_version", 2), "format"),
+])
+def test_a_manifest_that_does_not_match_is_refused(exported, tmp_path, change, message):
+    shutil.copy(exported["model"], tmp_path / "policy.onnx")
+    manifest = json.loads(exported["manifest"].read_text())
+    change(manifest)
+    (tmp_path / "policy.json").write_text(json.dumps(manifest))
+    with pytest.raises(PolicyManifestError, match=message):
+        OnnxPolicyAgent(tmp_path / "policy.onnx")
+    with pytest.raises(arena.AgentSpecError, match=message):
+        arena.resolve_agent(f"onnx:{tmp_path / 'policy.onnx'}")
+
+
+def test_a_model_without_its_manifest_is_refused(exported, tmp_path):
+    shutil.copy(exported["model"], tmp_path / "lonely.onnx")
+    with pytest.raises(PolicyManifestError, match="no manifest lonely.json"):
+        OnnxPolicyAgent(tmp_path / "lonely.onnx")
+
+
+def test_a_model_exported_for_another_observation_version_is_refused(exported, tmp_path):
+    model = onnx.load(str(exported["model"]))
+    for prop in model.metadata_props:
+        if prop.key == "hearts_lab.obs_version":
+            prop.value = "0"
+    onnx.save(model, str(tmp_path / "policy.onnx"))
+    manifest = json.loads(exported["manifest"].read_text())
+    manifest["model"]["sha256"] = sha256_file(tmp_path / "policy.onnx")
+    (tmp_path / "policy.json").write_text(json.dumps(manifest))
+    with pytest.raises(PolicyManifestError, match="exported for v0"):
+        OnnxPolicyAgent(tmp_path / "policy.onnx")
+
+
+# ---------------------------------------------------------------------------------------------
+# Seat records
+# ---------------------------------------------------------------------------------------------
+
+
+VARIANTS = [he.Rules.preset("classic"), he.Rules.preset("two_player"), golden.variant_rules()[1]]
+
+
+@pytest.mark.parametrize("rules", VARIANTS, ids=lambda r: r.name)
+def test_records_rebuild_the_engines_observation_and_mask(rules):
+    """Every decision of a few hands: record -> replayed state -> observe == observe of the real game."""
+    checked = placed_differently = 0
+    for state, plays in sample_states(rules, games=2, seed=11, agent="random"):
+        record = seat_record.from_state(state, plays)
+        json.loads(json.dumps(record))  # plain JSON
+        rebuilt, seat = seat_record.to_state(record)
+        assert seat == state.current_player[0]
+        assert np.array_equal(observe.observe(rebuilt, np.array([seat])), observe.observe(state))
+        assert np.array_equal(engine.legal_mask(rebuilt), engine.legal_mask(state))
+        others = [s for s in range(rules.num_players) if s != seat]
+        placed_differently += not np.array_equal(rebuilt.hands[0, others], state.hands[0, others])
+        checked += 1
+    assert checked >= 2 * rules.hand_size
+    # The unseen cards were dealt differently from the real game, and the observation did not care.
+    assert placed_differently > checked // 2
+
+
+def test_the_unseen_cards_respect_what_play_revealed():
+    """A seat that showed a void gets no card of that suit in the rebuilt state."""
+    rules = he.Rules.preset("classic")
+    for state, plays in sample_states(rules, 3, seed=5):
+        if len(plays) < 30:
+            continue
+        rebuilt, seat = seat_record.to_state(seat_record.from_state(state, plays))
+        for s in range(4):
+            for suit in range(4):
+                if rebuilt.voids[0, s, suit]:
+                    assert not rebuilt.hands[0, s] & he.cards.SUIT_BITS[suit]
+
+
+def test_impossible_records_get_clear_errors(exported):
+    invalid = exported["golden"]["invalid"]
+    assert len(invalid) >= 8
+    for case in invalid:
+        with pytest.raises(SeatRecordError, match=re.escape(case["error"])):
+            seat_record.observation(case["record"])
+    with pytest.raises(SeatRecordError, match="not valid JSON"):
+        seat_record.parse("{oops")
+    with pytest.raises(SeatRecordError, match="unknown key"):
+        seat_record.parse({**exported["sample"], "hidden_hands": []})
+
+
+def test_records_accept_card_texts_ids_and_rule_presets(exported):
+    record = exported["sample"]
+    as_ids = {**record, "hand": [he.cards.parse_card(c) for c in record["hand"]],
+              "rules": {"preset": "classic"}}
+    as_text = {**record, "hand": [c.replace("T", "10").lower() for c in record["hand"]]}
+    expected = seat_record.observation(record)
+    assert np.array_equal(seat_record.observation(as_ids), expected)
+    assert np.array_equal(seat_record.observation(as_text), expected)
+
+
+# ---------------------------------------------------------------------------------------------
+# The committed fixtures of the JavaScript client
+# ---------------------------------------------------------------------------------------------
+
+
+def test_committed_client_fixtures_are_current():
+    """clients/js/test/fixtures must be what Python computes now (regenerate with
+    ``python -m eval.golden clients/js/test/fixtures`` after a deliberate change)."""
+    data = json.loads((FIXTURES / "golden.json").read_text())
+    manifest = json.loads((FIXTURES / "policy.json").read_text())
+    assert data["model_sha256"] == manifest["model"]["sha256"] == sha256_file(FIXTURES / "policy.onnx")
+    agent = OnnxPolicyAgent(FIXTURES / "policy.onnx")  # checks the manifest against this code
+    cases = data["cases"] + data["encoder_cases"]
+    obs, mask = seat_record.encode([c["record"] for c in cases])
+    assert np.array_equal(obs, np.array([c["observation"] for c in cases], dtype=np.float32))
+    assert np.array_equal(mask, np.array([c["mask"] for c in cases], dtype=bool))
+    n = len(data["cases"])
+    action, prob = agent.policy(obs[:n], mask[:n])
+    assert np.array_equal(action, [c["action"] for c in data["cases"]])
+    assert np.abs(prob - np.array([c["probabilities"] for c in data["cases"]])).max() <= TOL
+    assert data["invalid"] == golden.invalid_records()
+    sample = json.loads((FIXTURES / "sample_record.json").read_text())
+    assert sample in [c["record"] for c in data["cases"]]
