@@ -1,10 +1,20 @@
 """Agents: the batched agent protocol (``act(observation, action_mask) -> actions``) and ``make(spec)``.
 
-Shipped: ``random`` and the heuristic bots ``easy``, ``normal``, ``hard``; trained policies follow.
+Shipped: ``random``, the heuristic bots ``easy``, ``normal``, ``hard``, and the trained policies
+``ppo-classic`` and ``ppo-two-player`` (``agents/policies``; torch needed: ``pip install .[train]``).
 """
 
 from . import heuristic, random_agent  # noqa: F401  (register "easy", "normal", "hard", "random")
-from .base import Agent, FunctionAgent, available, make, register, register_prefix
+from pathlib import Path
+
+from .base import Agent, FunctionAgent, available, builtin, make, register, register_prefix
+
+#: Trained policies shipped with the project: spec -> (file under agents/policies, rules preset).
+SHIPPED_POLICIES = {
+    "ppo-classic": ("ppo_classic.pt", "classic"),
+    "ppo-two-player": ("ppo_two_player.pt", "two_player"),
+}
+POLICY_DIR = Path(__file__).parent / "policies"
 
 
 def _checkpoint_agent(path: str, seed, rules):
@@ -19,7 +29,20 @@ def _onnx_agent(path: str, seed, rules):
     return load_onnx_policy(path, rules=rules)
 
 
+def _shipped(filename: str):
+    def factory(seed):
+        from .checkpoint import load_policy
+
+        return load_policy(POLICY_DIR / filename, seed=seed)
+
+    return factory
+
+
 register_prefix("ckpt:", _checkpoint_agent)
 register_prefix("onnx:", _onnx_agent)
+for _spec, (_file, _preset) in SHIPPED_POLICIES.items():
+    if (POLICY_DIR / _file).is_file():
+        register(_spec, _shipped(_file), rules=_preset)
 
-__all__ = ["Agent", "FunctionAgent", "available", "make", "register", "register_prefix"]
+__all__ = ["Agent", "FunctionAgent", "SHIPPED_POLICIES", "available", "builtin", "make", "register",
+           "register_prefix"]

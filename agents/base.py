@@ -36,12 +36,15 @@ class FunctionAgent:
 
 
 _FACTORIES: dict[str, Callable[[int | None], Agent]] = {}
+_RULES_ONLY: dict[str, str] = {}  # spec -> the rules preset it plays (trained policies)
 _PREFIXES: dict[str, Callable[[str, int | None, object], Agent]] = {}
 
 
-def register(name: str, factory: Callable[[int | None], Agent]) -> None:
-    """Make ``make(name)`` build ``factory(seed)``."""
+def register(name: str, factory: Callable[[int | None], Agent], rules: str | None = None) -> None:
+    """Make ``make(name)`` build ``factory(seed)``; ``rules`` names the only preset it plays."""
     _FACTORIES[name] = factory
+    if rules is not None:
+        _RULES_ONLY[name] = rules
 
 
 def register_prefix(prefix: str, factory: Callable[[str, int | None, object], Agent]) -> None:
@@ -51,6 +54,12 @@ def register_prefix(prefix: str, factory: Callable[[str, int | None, object], Ag
 
 def available() -> list[str]:
     return sorted(_FACTORIES) + [f"{p}PATH" for p in sorted(_PREFIXES)]
+
+
+def builtin(rules=None) -> list[str]:
+    """The named agents (no file prefixes) that play ``rules`` (a Rules or preset name; None: all)."""
+    name = getattr(rules, "name", rules)
+    return [spec for spec in sorted(_FACTORIES) if rules is None or _RULES_ONLY.get(spec, name) == name]
 
 
 def make(spec: str | Agent | Callable, seed: int | None = None, rules=None) -> Agent:

@@ -143,14 +143,14 @@ ARENA_LEADERBOARD_DEAL_TABLES = 2000
 
 def _arena_plan(args: argparse.Namespace, rules: Rules):
     """Which format and line-up the arguments ask for (see ``hearts arena --help``)."""
-    from agents import available
+    from agents import builtin
     from eval import arena
 
     agents = list(args.agents)
     fmt = args.format
     kw = {"episode": args.episode, "seating": args.seating}
     if not agents:  # the default: a short leaderboard of the built-in bots
-        pool = [spec for spec in available() if not spec.endswith("PATH")]  # built-in agents only
+        pool = builtin(rules)  # the named agents that play these rules
         if fmt in (None, "roundrobin") and len(pool) >= 2:
             return arena.round_robin_plan(rules, pool, seed=args.seed, **kw)
         agents = pool[:1] or ["random"]
