@@ -51,6 +51,7 @@ def save(path: str | Path, model: PolicyNet, meta: dict[str, Any], optimizer: to
     os.close(handle)
     try:
         torch.save(payload, temporary)
+        os.chmod(temporary, 0o644)  # mkstemp makes it private; a checkpoint is an ordinary file
         os.replace(temporary, path)
     finally:
         if os.path.exists(temporary):

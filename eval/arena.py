@@ -464,6 +464,12 @@ def _init_worker(job: dict) -> None:
     global _JOB
     _JOB = job
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        # A forked child must not enter the OpenMP pool the parent may have started (loading a
+        # checkpoint does): that pool's locks are copied held, and the child would wait forever.
+        # One thread per worker is also right: the workers already use every core.
+        torch.set_num_threads(1)
 
 
 def _run_unit(unit: tuple[int, int, int, int]) -> tuple[Games, list[dict]]:

@@ -199,3 +199,21 @@ def test_kill_and_resume_ends_like_an_uninterrupted_run(tmp_path):
     b, _ = load_net(runs / "smoke" / "policy.pt")
     for x, y in zip(a.parameters(), b.parameters()):
         torch.testing.assert_close(x, y)
+
+
+def test_arena_with_a_checkpoint_and_two_workers_does_not_hang(tmp_path):
+    """Worker processes are forked after the parent loaded a checkpoint (and started torch's
+    thread pool); they must not wait forever on the pool's copied locks."""
+    # Tensors this large are copied by torch's thread pool when the checkpoint loads.
+    path = save(tmp_path / "p.pt", PolicyNet(hidden=[128, 128]), rules_meta())
+    script = (
+        "import torch; torch.set_num_threads(2)\n"
+        "from eval import arena\n"
+        f"r = arena.head_to_head('ckpt:{path}', 'easy', deals=300, workers=2, seed=0)\n"
+        f"print(r.row('ckpt:{path}')['points_per_hand']['mean'])\n"
+    )
+    try:
+        done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the arena's worker processes hung after the parent loaded a checkpoint")
+    assert done.returncode == 0, done.stderr
