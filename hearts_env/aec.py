@@ -49,13 +49,7 @@ RESET_OPTIONS = ("deal", "hand_number", "scores")
 
 def resolve_rules(rules: str | Rules | dict) -> Rules:
     """A ``Rules`` from a preset name, a mapping of options or a ``Rules``."""
-    if isinstance(rules, Rules):
-        return rules
-    if isinstance(rules, str):
-        return Rules.preset(rules)
-    if isinstance(rules, dict):
-        return Rules.from_dict(rules)
-    raise TypeError(f"rules must be a preset name, a dict of options or a Rules, got {type(rules).__name__}")
+    return Rules.resolve(rules)
 
 
 def check_episode(episode: str) -> str:

@@ -14,31 +14,21 @@ import time
 from pathlib import Path
 
 import numpy as np
-import yaml
 
 from . import bench, engine, render
 from .rules import PRESETS, Rules, RulesError
+from .settings_files import apply_overrides, read_mapping
 
 
 def load_rules(spec: str, overrides: list[str] | None = None) -> Rules:
     """Rules from a preset name or a YAML/JSON file, with ``key=value`` overrides."""
     if spec in PRESETS:
         data: dict = {"preset": spec}
+    elif Path(spec).is_file():
+        data = read_mapping(spec, RulesError, "rules")
     else:
-        path = Path(spec)
-        if not path.is_file():
-            raise RulesError(f"--rules {spec!r} is neither a preset ({', '.join(PRESETS)}) nor a file")
-        try:
-            data = yaml.safe_load(path.read_text())
-        except yaml.YAMLError as err:
-            raise RulesError(f"{path}: not valid YAML/JSON: {err}") from None
-        if not isinstance(data, dict):
-            raise RulesError(f"{path}: expected a mapping of rules options, got {type(data).__name__}")
-    for item in overrides or []:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise RulesError(f"--rule {item!r}: write KEY=VALUE, e.g. moon=subtract_from_self")
-        data[key.strip()] = yaml.safe_load(value)
+        raise RulesError(f"--rules {spec!r} is neither a preset ({', '.join(PRESETS)}) nor a file")
+    apply_overrides(data, overrides, RulesError, "moon=subtract_from_self", label="--rule")
     return Rules.from_dict(data)
 
 

@@ -197,6 +197,17 @@ class Rules(BaseModel):
             raise RulesError(f"unknown rules preset {name!r}; presets are: {', '.join(PRESETS)}") from None
 
     @classmethod
+    def resolve(cls, value: "Rules | str | dict[str, Any]") -> "Rules":
+        """A ``Rules`` from a ``Rules``, a preset name or a mapping of options (``preset`` may name the base)."""
+        if isinstance(value, Rules):
+            return value
+        if isinstance(value, str):
+            return cls.preset(value)
+        if isinstance(value, dict):
+            return cls.from_dict(value)
+        raise RulesError(f"rules must be a preset name, a mapping of options or a Rules, got {type(value).__name__}")
+
+    @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Rules":
         """Rules from a mapping (a config file or a record); ``preset`` may name the base."""
         data = dict(data)

@@ -9,10 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal, Optional
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from hearts_env.rules import Rules, RulesError
+from hearts_env.settings_files import apply_overrides, read_mapping
 
 
 class ConfigError(ValueError):
@@ -88,41 +88,15 @@ class TrainConfig(_Strict):
 
 def to_rules(value: Any) -> Rules:
     try:
-        if isinstance(value, Rules):
-            return value
-        if isinstance(value, str):
-            return Rules.preset(value)
-        if isinstance(value, dict):
-            return Rules.from_dict(value)
-    except RulesError as err:
+        return Rules.resolve(value)
+    except RulesError as err:  # pydantic reports ValueErrors against the field
         raise ValueError(str(err)) from None
-    raise ValueError(f"rules must be a preset name or a mapping of options, got {type(value).__name__}")
 
 
 def load_config(path: str | Path | None, overrides: list[str] | None = None) -> TrainConfig:
     """A config from a YAML file (or the defaults) with ``key=value`` overrides applied."""
-    data: dict[str, Any] = {}
-    if path is not None:
-        path = Path(path)
-        if not path.is_file():
-            raise ConfigError(f"config file {path} does not exist")
-        try:
-            data = yaml.safe_load(path.read_text()) or {}
-        except yaml.YAMLError as err:
-            raise ConfigError(f"{path}: not valid YAML: {err}") from None
-        if not isinstance(data, dict):
-            raise ConfigError(f"{path}: expected a mapping of settings, got {type(data).__name__}")
-    for item in overrides or []:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise ConfigError(f"override {item!r}: write KEY=VALUE, e.g. learning_rate=1e-4")
-        target = data
-        parts = key.strip().split(".")
-        for part in parts[:-1]:
-            target = target.setdefault(part, {})
-            if not isinstance(target, dict):
-                raise ConfigError(f"override {item!r}: {part} is not a section")
-        target[parts[-1]] = yaml.safe_load(value)
+    data: dict[str, Any] = {} if path is None else read_mapping(path, ConfigError, "config")
+    apply_overrides(data, overrides, ConfigError, "learning_rate=1e-4")
     try:
         return TrainConfig(**data)
     except ValidationError as err:
