@@ -62,6 +62,17 @@ def builtin(rules=None) -> list[str]:
     return [spec for spec in sorted(_FACTORIES) if rules is None or _RULES_ONLY.get(spec, name) == name]
 
 
+def _check_plays(name: str, rules) -> None:
+    """Refuse a trained policy for rules other than the ones it was trained for."""
+    required = _RULES_ONLY.get(name)
+    if required is None or rules is None:
+        return
+    from hearts_env.rules import Rules
+
+    if Rules.preset(required).model_dump(exclude={"name"}) != Rules.resolve(rules).model_dump(exclude={"name"}):
+        raise ValueError(f"{name} was trained for the '{required}' rules and cannot play '{getattr(rules, 'name', rules)}'")
+
+
 def make(spec: str | Agent | Callable, seed: int | None = None, rules=None) -> Agent:
     """An agent from a spec string, an agent object or a callable.
 
@@ -70,6 +81,7 @@ def make(spec: str | Agent | Callable, seed: int | None = None, rules=None) -> A
     if isinstance(spec, str):
         name = spec.strip()
         if name in _FACTORIES:
+            _check_plays(name, rules)
             return _FACTORIES[name](seed)
         for prefix, factory in _PREFIXES.items():
             if name.startswith(prefix):

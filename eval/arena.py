@@ -89,7 +89,7 @@ class Entrant:
 _FILE_PREFIXES = ("ckpt:", "onnx:")
 
 
-def resolve_agent(spec: Any, seed: int | None = None):
+def resolve_agent(spec: Any, seed: int | None = None, rules: Rules | None = None):
     """An agent from a spec string (seeded), an agent object or a callable; clear errors.
 
     ``ckpt:PATH`` / ``onnx:PATH`` name files: a missing file is reported with its path before
@@ -108,7 +108,7 @@ def resolve_agent(spec: Any, seed: int | None = None):
                     kind = "checkpoint" if prefix == "ckpt:" else "ONNX model"
                     raise AgentSpecError(f"agent {spec!r}: {kind} file not found: {path}")
         try:
-            agent = make(text, seed=seed)
+            agent = make(text, seed=seed, rules=rules)
         except Exception as err:  # any failure to build the agent is the spec's problem, in one line
             prefix = next((p for p in _FILE_PREFIXES if text.startswith(p)), None)
             if prefix and "unknown agent spec" in str(err):
@@ -299,7 +299,7 @@ def play_unit(plan: Plan, deals: DealSet, start: int, stop: int, table: int, chu
         rules, deals.seeds[deal_index], deals.hand_numbers[deal_index], single_hand=single_hand
     )
     playing = sorted(set(plan.tables[table]))
-    agents = {e: resolve_agent(plan.entrants[e].spec, agent_seed(seed, table, chunk, e)) for e in playing}
+    agents = {e: resolve_agent(plan.entrants[e].spec, agent_seed(seed, table, chunk, e), plan.rules) for e in playing}
 
     points = np.zeros((g, p), dtype=np.int64)
     hands = np.zeros(g, dtype=np.int64)
@@ -542,7 +542,7 @@ def run(
     if chunk_deals < 1:
         raise ArenaError(f"chunk_deals must be at least 1, got {chunk_deals}")
     for entrant in plan.entrants:  # fail fast, in this process, on a bad spec
-        resolve_agent(entrant.spec, 0)
+        resolve_agent(entrant.spec, 0, plan.rules)
     n = len(deals)
     starts = list(range(0, n, chunk_deals))
     units = [(t, c, a, min(a + chunk_deals, n)) for t in range(len(plan.tables)) for c, a in enumerate(starts)]
