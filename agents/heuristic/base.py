@@ -18,6 +18,29 @@ from .table import Table
 Rule = Callable[[Table], np.ndarray]
 
 
+def first_match(table: Table, indexed_rules, none: int) -> tuple[np.ndarray, np.ndarray]:
+    """Apply ``(index, rule)`` pairs in order; per game, the first card chosen and its rule's index
+    (-1 and ``none`` where no rule applied)."""
+    choice = np.full(table.n, -1, dtype=np.int64)
+    chosen_by = np.full(table.n, none, dtype=np.int64)
+    for index, rule in indexed_rules:
+        pending = choice < 0
+        if not pending.any():
+            break
+        pick = rule(table)
+        take = pending & (pick >= 0)
+        choice[take] = pick[take]
+        chosen_by[take] = index
+    return choice, chosen_by
+
+
+def with_fallback(table: Table, choice: np.ndarray) -> np.ndarray:
+    """``choice`` with the lowest legal card wherever no rule chose (-1)."""
+    fallback = choice < 0
+    choice[fallback] = cards.lowest_card(table.legal[fallback])
+    return choice
+
+
 class RuleBot:
     """Plays the first applicable rule of ``rules`` in every game of the batch."""
 
@@ -33,19 +56,8 @@ class RuleBot:
 
     def decide(self, table: Table) -> tuple[np.ndarray, np.ndarray]:
         """(card per game, index of the rule that chose it; len(rules) for the fallback)."""
-        choice = np.full(table.n, -1, dtype=np.int64)
-        chosen_by = np.full(table.n, len(self.rules), dtype=np.int64)
-        for index, rule in enumerate(self.rules):
-            pending = choice < 0
-            if not pending.any():
-                break
-            pick = rule(table)
-            take = pending & (pick >= 0)
-            choice[take] = pick[take]
-            chosen_by[take] = index
-        fallback = choice < 0
-        choice[fallback] = cards.lowest_card(table.legal[fallback])
-        return choice, chosen_by
+        choice, chosen_by = first_match(table, enumerate(self.rules), len(self.rules))
+        return with_fallback(table, choice), chosen_by
 
     def explain(self, observation: np.ndarray, action_mask: np.ndarray) -> list[str]:
         """The name of the rule that chose each game's card (for tests and debugging)."""

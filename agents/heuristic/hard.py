@@ -88,7 +88,7 @@ from hearts_env import cards
 from hearts_env.observe import decode
 
 from . import normal
-from .base import RuleBot
+from .base import RuleBot, first_match, with_fallback
 from .easy import keepers, safe_discards, without
 from .normal import QUEEN_FIRST, SPADE_HONOURS, kept
 from .table import AH, AS, HEARTS, HIGH_RANK, JD, KS, LOW_RANK, NONE, QS, RANKS, SPADES_BELOW_QUEEN, SUITS
@@ -573,20 +573,7 @@ class HardBot(RuleBot):
             if rows.size == 0:
                 continue
             t = table if rows.size == table.n else subset(table, rows)
-            mine = np.full(rows.size, NO_CARD, dtype=np.int64)
-            by = np.full(rows.size, len(self.rules), dtype=np.int64)
-            for index, rule in enumerate(self.rules):
-                if phase not in phases_of(rule):
-                    continue
-                pending = mine < 0
-                if not pending.any():
-                    break
-                card = rule(t)
-                take = pending & (card >= 0)
-                mine[take] = card[take]
-                by[take] = index
-            choice[rows] = mine
-            chosen_by[rows] = by
-        fallback = choice < 0
-        choice[fallback] = cards.lowest_card(table.legal[fallback])
+            tagged = ((i, rule) for i, rule in enumerate(self.rules) if phase in phases_of(rule))
+            choice[rows], chosen_by[rows] = first_match(t, tagged, len(self.rules))
+        choice = with_fallback(table, choice)
         return choice, chosen_by
