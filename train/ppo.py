@@ -31,7 +31,7 @@ from torch import nn
 
 from agents.checkpoint import load, save
 from agents.policy import PolicyAgent, PolicyNet
-from hearts_env import deal, engine
+from hearts_env import deal, engine, scoring
 from hearts_env.observe import OBS_DIM, observe
 from hearts_env.rules import Rules
 
@@ -129,9 +129,12 @@ def collect(net: PolicyNet, league: League, rules: Rules, config: TrainConfig, i
 
     advantage = gae(value_buf, count, reward, config.gamma, config.gae_lambda)
     valid = np.arange(longest)[None, None, :] < count[:, :, None]
-    moon = (points == 0).sum(axis=1) == 1  # one seat at 0 while everyone else took points
-    moon &= points.sum(axis=1) != 26
-    shooter = moon[:, None] & (points == 0)
+    # Single-hand games keep the cards won, so the moon is read off them by the scoring rule itself
+    # (guessing it from the points fails with the J♦ bonus or the moon subtracted).
+    shooter = scoring.moon_shooter(rules, state.taken, state.dead)
+    if rules.moon == "off":
+        shooter[:] = False
+    moon = shooter.any(axis=1)
     return Rollout(
         obs=obs_buf[valid], mask=mask_buf[valid], action=action_buf[valid], logp=logp_buf[valid],
         advantage=advantage[valid], returns=(advantage + value_buf)[valid], value=value_buf[valid],
