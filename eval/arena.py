@@ -38,7 +38,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 import hearts_env
-from hearts_env import cards, engine, scoring
+from hearts_env import cards, engine
 from hearts_env.engine import IllegalActionError
 from hearts_env.observe import OBS_DIM, observe
 from hearts_env.rules import Rules
@@ -314,7 +314,6 @@ def play_unit(plan: Plan, deals: DealSet, start: int, stop: int, table: int, chu
     ids = np.arange(g)  # original game of each state row (rows are dropped as games finish)
     buffer = np.empty((g, OBS_DIM), dtype=np.float32)
     last_trick = rules.hand_size - 1
-    moon_on = rules.moon != "off"
     max_steps = MAX_HANDS_PER_GAME * (rules.deck_size + p * rules.pass_count)
     for _ in range(max_steps):
         alive = ~state.done
@@ -342,12 +341,6 @@ def play_unit(plan: Plan, deals: DealSet, start: int, stop: int, table: int, chu
         # The hand ends with the last card of the last trick.
         ending = (alive & (state.phase == PLAY) & (state.trick_number == last_trick)
                   & (state.num_in_trick == p - 1)).nonzero()[0]
-        shadow = None
-        if ending.size and not single_hand:
-            # Whole games deal the next hand at once (``taken`` is reset); a copy of the ending
-            # games stopped after this hand keeps the cards won, for the moon.
-            shadow = state.take(ending)
-            shadow.final_hand[:] = shadow.hand_number
         if recorder:
             acting = alive.nonzero()[0]
             recorder.actions.append((ids[acting], state.hand_number[acting].copy(), seat[acting].copy(),
@@ -365,13 +358,8 @@ def play_unit(plan: Plan, deals: DealSet, start: int, stop: int, table: int, chu
             raise RuntimeError("arena: hands ended other than predicted (did the engine change?)")
         if not ending.size:
             continue
-        if shadow is not None:
-            engine.step_inplace(shadow, actions[ending])
-            taken, dead, hand_points = shadow.taken, shadow.dead, shadow.last_hand_points
-        else:
-            taken, dead, hand_points = state.taken[ending], state.dead[ending], state.last_hand_points[ending]
+        hand_points, shooter = state.last_hand_points[ending], state.last_hand_moon[ending]
         done = state.done[ending]
-        shooter = scoring.moon_shooter(rules, taken, dead) & moon_on
         game = ids[ending]
         points[game] += hand_points
         hands[game] += 1

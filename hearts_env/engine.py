@@ -15,7 +15,8 @@ mode) goes through these functions; no rule is implemented anywhere else.
 
 A game runs hand after hand: when a hand ends it is scored, totals are updated, and unless the
 game is over the next hand is dealt from the game's seed and the hand number. Episodes of one
-hand read ``last_hand_points`` and ``hand_number`` to see a hand end.
+hand read ``last_hand_points`` and ``hand_number`` to see a hand end; ``last_hand_moon`` says who
+shot the moon in it (the cards won are cleared when the next hand is dealt).
 
 The phase of each game is ``state.PASS`` (seats pick cards to pass, seat 0 first), ``state.PLAY``
 or ``state.OVER``. The step is validate, then apply: pass pick or card play, then trick, hand and
@@ -283,6 +284,9 @@ def _finish_hand(state: State, games: np.ndarray) -> None:
     totals = state.scores[games] + points
     state.scores[games] = totals
     state.last_hand_points[games] = points
+    # Kept apart from the points because the next hand is dealt at once, clearing ``taken``.
+    state.last_hand_moon[games] = (rules.moon != "off") & scoring.moon_shooter(rules, state.taken[games],
+                                                                              state.dead[games])
     decided = scoring.game_over(rules, totals)
     state.winner[games[decided]] = totals[decided].argmin(axis=1)
     over = decided | (state.hand_number[games] == state.final_hand[games])

@@ -12,6 +12,7 @@ Layout (``shape dtype``: meaning)::
     current_player  [N]     int64   seat to act; -1 when the game is over
     scores          [N, P]  int64   game totals before the current hand
     last_hand_points[N, P]  int64   penalty points the last finished hand gave each seat
+    last_hand_moon  [N, P]  bool    seat shot the moon in the last finished hand (never when the moon is off)
     dealt           [N, P]  uint64  each hand as dealt, before passing
     dead            [N]     uint64  cards set aside and seen by nobody (two-player game)
     hands           [N, P]  uint64  cards each seat holds now
@@ -52,7 +53,7 @@ def flat(array: np.ndarray) -> np.ndarray:
 
 
 _ARRAY_FIELDS = (
-    "seed", "hand_number", "phase", "current_player", "scores", "last_hand_points", "dealt",
+    "seed", "hand_number", "phase", "current_player", "scores", "last_hand_points", "last_hand_moon", "dealt",
     "dead", "hands", "passed", "played", "taken", "voids", "trick", "leader", "num_in_trick",
     "trick_number", "hearts_broken", "legal", "winner", "final_hand",
 )
@@ -69,6 +70,7 @@ class State:
     current_player: np.ndarray
     scores: np.ndarray
     last_hand_points: np.ndarray
+    last_hand_moon: np.ndarray
     dealt: np.ndarray
     dead: np.ndarray
     hands: np.ndarray
@@ -92,7 +94,8 @@ class State:
         u64 = lambda *shape: np.zeros(shape, dtype=np.uint64)  # noqa: E731
         return cls(
             rules=rules, seed=u64(n), hand_number=i64(n), phase=i64(n), current_player=i64(n),
-            scores=i64(n, p), last_hand_points=i64(n, p), dealt=u64(n, p), dead=u64(n),
+            scores=i64(n, p), last_hand_points=i64(n, p),
+            last_hand_moon=np.zeros((n, p), dtype=bool), dealt=u64(n, p), dead=u64(n),
             hands=u64(n, p), passed=u64(n, p), played=u64(n, p), taken=u64(n, p),
             voids=np.zeros((n, p, 4), dtype=bool), trick=np.full((n, p), -1, dtype=np.int64),
             leader=i64(n), num_in_trick=i64(n), trick_number=i64(n),

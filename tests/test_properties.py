@@ -239,6 +239,10 @@ def play_side_by_side(state: he.State, rng: np.random.Generator, where: str, max
                 f"(taken: {[text(t) for t in ref.taken]}); {info()}"
             )
             assert state.scores[i].tolist() == totals, info()
+            shooter = ref.shooter() if rules.moon != "off" else None
+            assert state.last_hand_moon[i].tolist() == [s == shooter for s in range(rules.num_players)], (
+                f"moon engine {state.last_hand_moon[i].tolist()} reference shooter {shooter}; {info()}"
+            )
             over = ref.game_over(totals)
             assert (state.phase[i] == OVER) == over, f"game over engine {state.phase[i] == OVER} ref {over}; {info()}"
             hands_done[i] += 1

@@ -5,7 +5,7 @@ import pytest
 
 import hearts_env as he
 from hearts_env import cards, scoring
-from tests.scripted import cards_text, game, hand, legal, owner_of, play, play_lowest
+from tests.scripted import NO_PASS_HAND, cards_text, game, hand, legal, owner_of, play, play_lowest
 
 CLASSIC = he.Rules.preset("classic")
 # Seat 0 holds the top four clubs, diamonds and spades and A♥: it wins every trick.
@@ -184,6 +184,7 @@ def test_played_hand_gives_26_points():
     state = he.init(CLASSIC, 1, seed=11)
     state = play_lowest(state)
     assert state.last_hand_points[0].sum() == 26
+    assert not state.last_hand_moon.any()
 
 
 @pytest.mark.parametrize(
@@ -195,6 +196,9 @@ def test_moon_options_played_out(moon, expected):
     state = play_lowest(state)
     assert state.last_hand_points[0].tolist() == expected
     assert state.scores[0].tolist() == expected
+    # The next hand is already dealt (nothing won yet); the shooter is kept beside the points.
+    assert state.hand_number[0] == NO_PASS_HAND + 1 and not state.taken.any()
+    assert state.last_hand_moon[0].tolist() == [moon != "off", False, False, False]
 
 
 def test_shooters_choice_adds_when_that_does_not_lose():

@@ -201,6 +201,25 @@ def test_kill_and_resume_ends_like_an_uninterrupted_run(tmp_path):
         torch.testing.assert_close(x, y)
 
 
+def test_init_from_starts_from_a_saved_policy_and_refuses_what_does_not_fit(tmp_path):
+    from train.ppo import Run
+
+    source = PolicyNet(hidden=[16, 16])
+    path = save(tmp_path / "start.pt", source, rules_meta())
+    config = load_config(SMOKE, ["hidden=[16, 16]", "imitation.teacher=null", f"init_from={path}"])
+    run = Run(config, runs_dir=tmp_path / "runs", progress=False, log=lambda message: None)
+    for x, y in zip(run.net.parameters(), source.parameters()):
+        torch.testing.assert_close(x, y)
+    with pytest.raises(CheckpointError, match=r"hidden"):
+        Run(config.model_copy(update={"hidden": [8, 8]}), runs_dir=tmp_path / "other", log=lambda message: None)
+    two_player = load_config(SMOKE, ["hidden=[16, 16]", "imitation.teacher=null", f"init_from={path}",
+                                     "rules=two_player"])
+    with pytest.raises(CheckpointError, match="rules"):
+        Run(two_player, runs_dir=tmp_path / "third", log=lambda message: None)
+    with pytest.raises(ConfigError, match="init_from and imitation.teacher"):
+        load_config(SMOKE, [f"init_from={path}", "imitation.teacher=hard"])
+
+
 def test_arena_with_a_checkpoint_and_two_workers_does_not_hang(tmp_path):
     """Worker processes are forked after the parent loaded a checkpoint (and started torch's
     thread pool); they must not wait forever on the pool's copied locks."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from hearts_env.rules import Rules, RulesError
 from hearts_env.settings_files import apply_overrides, read_mapping
@@ -68,6 +68,8 @@ class TrainConfig(_Strict):
         "points", description="points: minus own penalty points; relative: minus (own - mean of the others)")
     league: LeagueConfig = Field(default_factory=LeagueConfig)
     imitation: ImitationConfig = Field(default_factory=ImitationConfig)
+    init_from: Optional[str] = Field(
+        None, description="policy checkpoint whose weights start the run (fine-tuning); instead of imitation")
     eval_every: int = Field(20, ge=0, description="iterations between arena evaluations (0: never)")
     eval_deals: int = Field(200, ge=1)
     eval_opponents: list[str] = Field(default_factory=lambda: ["easy", "normal", "hard"])
@@ -80,6 +82,13 @@ class TrainConfig(_Strict):
     def _rules(cls, value: Any) -> Any:
         to_rules(value)
         return value
+
+    @model_validator(mode="after")
+    def _one_warm_start(self) -> "TrainConfig":
+        if self.init_from and self.imitation.teacher:
+            raise ValueError("init_from and imitation.teacher both set: start from a checkpoint or imitate a bot, "
+                             "not both (set imitation.teacher=null)")
+        return self
 
     @property
     def rules_value(self) -> Rules:

@@ -29,9 +29,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from agents.checkpoint import load, save
+from agents.checkpoint import CheckpointError, load, load_net, save
 from agents.policy import PolicyAgent, PolicyNet
-from hearts_env import deal, engine, scoring
+from hearts_env import deal, engine
 from hearts_env.observe import OBS_DIM, observe
 from hearts_env.rules import Rules
 
@@ -129,11 +129,7 @@ def collect(net: PolicyNet, league: League, rules: Rules, config: TrainConfig, i
 
     advantage = gae(value_buf, count, reward, config.gamma, config.gae_lambda)
     valid = np.arange(longest)[None, None, :] < count[:, :, None]
-    # Single-hand games keep the cards won, so the moon is read off them by the scoring rule itself
-    # (guessing it from the points fails with the J♦ bonus or the moon subtracted).
-    shooter = scoring.moon_shooter(rules, state.taken, state.dead)
-    if rules.moon == "off":
-        shooter[:] = False
+    shooter = state.last_hand_moon
     moon = shooter.any(axis=1)
     return Rollout(
         obs=obs_buf[valid], mask=mask_buf[valid], action=action_buf[valid], logp=logp_buf[valid],
@@ -243,6 +239,8 @@ class Run:
             self._restore(latest)
         elif latest.is_file():
             raise FileExistsError(f"{self.dir} already holds a run; pass --resume to continue it or pick another run_name")
+        elif config.init_from:
+            self._warm_start(config.init_from)
 
     # ---- checkpoints ------------------------------------------------------------------------
 
@@ -279,6 +277,15 @@ class Run:
             net = PolicyNet(hidden=self.config.hidden)
             net.load_state_dict(snap["model"])
             self.league.add_snapshot(net, snap["meta"]["iteration"])
+
+    def _warm_start(self, path: str) -> None:
+        """Start from a saved policy's weights (same rules, observation version and layer sizes)."""
+        net, meta = load_net(path, self.rules)
+        if list(meta["hidden"]) != list(self.config.hidden):
+            raise CheckpointError(f"init_from {path}: its layers are {meta['hidden']}, this run's hidden is "
+                                  f"{self.config.hidden}; set hidden to match")
+        self.net.load_state_dict(net.state_dict())
+        self.log(f"started from the weights of {path}")
 
     def _snapshot(self) -> None:
         self.league.add_snapshot(self.net, self.iteration)

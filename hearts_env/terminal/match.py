@@ -358,11 +358,8 @@ class Match:
 
     def _hand_end(self, probe: State, after: State) -> list[Event]:
         rules = self.rules
-        shooter = None
-        if rules.moon != "off":
-            shooters = scoring.moon_shooter(rules, probe.taken, probe.dead)[0]
-            if shooters.any():
-                shooter = int(shooters.argmax())
+        shooters = after.last_hand_moon[0]
+        shooter = int(shooters.argmax()) if shooters.any() else None
         hand = self.hands[-1]
         points = tuple(int(x) for x in probe.last_hand_points[0])
         hand["points"] = list(points)
