@@ -1,7 +1,8 @@
 """Agents: the batched agent protocol (``act(observation, action_mask) -> actions``) and ``make(spec)``.
 
-Shipped: ``random``, the heuristic bots ``easy``, ``normal``, ``hard``, and the trained policies
-``ppo-classic`` and ``ppo-two-player`` (``agents/policies``; torch needed: ``pip install .[train]``).
+Shipped: ``random``, the heuristic bots ``easy``, ``normal``, ``hard``, the trained policies
+``ppo-classic`` and ``ppo-two-player`` (``agents/policies``; torch needed: ``pip install .[train]``),
+and ``search``, a slow Monte Carlo search player over the hard bot (``agents/search.py``).
 """
 
 from . import heuristic, random_agent  # noqa: F401  (register "easy", "normal", "hard", "random")
@@ -46,3 +47,12 @@ for _spec, (_file, _preset) in SHIPPED_POLICIES.items():
 
 __all__ = ["Agent", "FunctionAgent", "SHIPPED_POLICIES", "available", "builtin", "make", "register",
            "register_prefix"]
+
+
+def _search(seed):
+    from .search import SearchAgent
+
+    return SearchAgent("classic", seed=seed)
+
+
+register("search", _search, rules="classic", slow=True)

@@ -38,13 +38,18 @@ class FunctionAgent:
 _FACTORIES: dict[str, Callable[[int | None], Agent]] = {}
 _RULES_ONLY: dict[str, str] = {}  # spec -> the rules preset it plays (trained policies)
 _PREFIXES: dict[str, Callable[[str, int | None, object], Agent]] = {}
+_SLOW: set[str] = set()  # agents too slow for default line-ups (the search player)
 
 
-def register(name: str, factory: Callable[[int | None], Agent], rules: str | None = None) -> None:
-    """Make ``make(name)`` build ``factory(seed)``; ``rules`` names the only preset it plays."""
+def register(name: str, factory: Callable[[int | None], Agent], rules: str | None = None,
+             slow: bool = False) -> None:
+    """Make ``make(name)`` build ``factory(seed)``; ``rules`` names the only preset it plays;
+    ``slow`` agents (searching players) stay out of default line-ups."""
     _FACTORIES[name] = factory
     if rules is not None:
         _RULES_ONLY[name] = rules
+    if slow:
+        _SLOW.add(name)
 
 
 def register_prefix(prefix: str, factory: Callable[[str, int | None, object], Agent]) -> None:
@@ -56,10 +61,12 @@ def available() -> list[str]:
     return sorted(_FACTORIES) + [f"{p}PATH" for p in sorted(_PREFIXES)]
 
 
-def builtin(rules=None) -> list[str]:
-    """The named agents (no file prefixes) that play ``rules`` (a Rules or preset name; None: all)."""
+def builtin(rules=None, slow: bool = False) -> list[str]:
+    """The named agents (no file prefixes) that play ``rules`` (a Rules or preset name; None: all);
+    the slow ones only when ``slow``."""
     name = getattr(rules, "name", rules)
-    return [spec for spec in sorted(_FACTORIES) if rules is None or _RULES_ONLY.get(spec, name) == name]
+    return [spec for spec in sorted(_FACTORIES)
+            if (rules is None or _RULES_ONLY.get(spec, name) == name) and (slow or spec not in _SLOW)]
 
 
 def _check_plays(name: str, rules) -> None:

@@ -162,7 +162,7 @@ def _quote(arg: str) -> str:
 
 
 #: Modules adding subcommands (``train``, ``play``, ...), imported when the parser is built.
-COMMAND_MODULES: list[str] = ["train.cli", "hearts_env.terminal.cli", "eval.export_cli"]
+COMMAND_MODULES: list[str] = ["train.cli", "train.distill_cli", "hearts_env.terminal.cli", "eval.export_cli"]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,218 @@
+"""A search player: perfect-information Monte Carlo (PIMC) over the unseen cards.
+
+At each card play with a choice, the seat samples ``determinizations`` placements of the cards it
+has not seen among the other seats, consistent with what it saw (hand sizes, the cards it passed,
+the suits a seat showed it is void in), plays every legal card in each of them and finishes the
+hand with rollout players (by default the hard bot in every seat; the searching seat's own later
+cards may be played by another agent, e.g. the policy being improved), then plays the card with
+the fewest penalty points on average (moon included). Passing, and plays with one legal card, are
+left to a base agent.
+
+It sees only the observation and the mask, like every agent: the engine states it searches are
+rebuilt from the observation (in relative seats: the seat itself is seat 0), never read from the
+game. Everything is batched: all decisions of a call, all determinizations and all candidate
+cards are rolled out together on the engine.
+
+It is a strong, slow player (tens of decisions per second where the bots make hundreds of
+thousands): a teacher to imitate and an arena yardstick, not an app opponent. Four-player games
+with the whole deck only (nothing is dead, so every unseen card is in a hand).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hearts_env import cards, engine
+from hearts_env.observe import OBS_DIM, decode, observe
+from hearts_env.rules import Rules
+from hearts_env.state import PLAY, State
+
+HEARTS, SPADES = 2, 3
+QUEEN_OF_SPADES = cards.card_id(SPADES, 10)
+JACK_OF_DIAMONDS = cards.card_id(1, 9)
+SUIT_BITS = np.array([np.uint64(0x1FFF) << np.uint64(13 * s) for s in range(4)], dtype=np.uint64)
+
+
+class SearchAgent:
+    def __init__(self, rules: Rules | str = "classic", rollout="hard", base="hard", own=None,
+                 determinizations: int = 16, seed: int | None = None, chunk: int = 64):
+        """``rollout`` plays the other seats in the rollouts, ``own`` the searching seat's later
+        cards (default: ``rollout``), ``base`` the passes and forced plays; each an agent spec or
+        object."""
+        from . import make
+
+        self.rules = Rules.resolve(rules)
+        if self.rules.num_players != 4 or self.rules.dead_cards or self.rules.deck_size != 52:
+            raise ValueError("the search player plays four-player games with the whole 52-card deck only")
+        self.rollout = make(rollout, seed=seed, rules=self.rules)
+        self.own = self.rollout if own is None else make(own, seed=seed, rules=self.rules)
+        self.base = make(base, seed=seed, rules=self.rules)
+        self.determinizations = determinizations
+        self.chunk = chunk
+        self.rng = np.random.default_rng(seed)
+        self.name = f"search({self.rollout.name}, {determinizations})"
+        offsets = list(self.rules.pass_offsets)
+        # A hand number giving each pass offset (the rebuilt state's pass direction).
+        self.hand_of_offset = {int(o): offsets.index(o) for o in set(offsets)}
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
+        observation = np.asarray(observation, dtype=np.float32).reshape(-1, OBS_DIM)
+        action_mask = np.asarray(action_mask, dtype=bool).reshape(-1, 52)
+        actions = np.asarray(self.base.act(observation, action_mask), dtype=np.int64).copy()
+        pieces = decode(observation)
+        choice = (pieces["phase"][:, 1] > 0) & (action_mask.sum(axis=1) > 1)
+        rows = choice.nonzero()[0]
+        for start in range(0, rows.size, self.chunk):
+            part = rows[start:start + self.chunk]
+            actions[part] = self.search(observation[part], action_mask[part], actions[part])
+        return actions
+
+    # ---- one batch of decisions ---------------------------------------------------------------
+
+    def search(self, observation: np.ndarray, mask: np.ndarray, default: np.ndarray) -> np.ndarray:
+        """The best card of each decision (``default`` wins ties)."""
+        values = self.card_values(observation, mask)
+        values += 1e-6 * (np.arange(52)[None, :] != default[:, None])  # ties: keep the base agent's card
+        return values.argmin(axis=1)
+
+    def card_values(self, observation: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """``[B, 52]`` mean penalty points of the hand after playing each legal card (inf: illegal)."""
+        b, k = observation.shape[0], self.determinizations
+        worlds = self.determinize(observation, mask, k)  # decision b's worlds are rows b*K .. b*K+K-1
+        # Candidate rows: every legal card of decision b in each of its K worlds (the same K worlds
+        # for every card, so the cards are compared on common deals).
+        decision, card = np.nonzero(mask)
+        world = (decision[:, None] * k + np.arange(k)[None, :]).reshape(-1)
+        state = worlds.take(world)
+        engine.step_inplace(state, np.repeat(card, k))
+        self._finish(state)
+        values = np.full((b, 52), np.inf)
+        values[decision, card] = state.last_hand_points[:, 0].reshape(-1, k).mean(axis=1)
+        return values
+
+    def _finish(self, state: State) -> None:
+        """Play every game to the end of the hand: ``own`` in seat 0 (the searching seat), the
+        rollout agent in the others."""
+        while not state.done.all():
+            live = (~state.done).nonzero()[0]
+            sub = state.take(live) if live.size < state.batch_size else state
+            obs, mask = observe(sub), engine.legal_mask(sub)
+            acts = np.zeros(live.size, dtype=np.int64)
+            mine = sub.current_player == 0
+            for agent, rows in ((self.own, mine), (self.rollout, ~mine)):
+                if rows.any():
+                    acts[rows] = agent.act(obs[rows], mask[rows])
+            full = np.zeros(state.batch_size, dtype=np.int64)
+            full[live] = acts
+            engine.step_inplace(state, full, live)
+
+    # ---- rebuilding states from the observation --------------------------------------------
+
+    def determinize(self, observation: np.ndarray, mask: np.ndarray, k: int) -> State:
+        """``K`` engine states per observation, in relative seats, the unseen cards placed at random."""
+        rules = self.rules
+        pieces = decode(observation)
+        n = observation.shape[0] * k
+        rep = lambda a: np.repeat(a, k, axis=0)  # noqa: E731
+        bits = lambda m: cards.from_mask(m > 0)  # noqa: E731
+
+        hand = rep(bits(pieces["hand"]))
+        passed = rep(bits(pieces["passed"]))
+        received = rep(bits(pieces["received"]))
+        played = rep(bits(pieces["played_by"]))  # [N, 4]
+        trick_cards = rep(pieces["trick"] > 0)  # [N, 4, 52]
+        voids = rep(pieces["voids"] > 0)  # [N, 4, 4]
+        direction = pieces["pass_direction"]  # receiving relative seat, one-hot (zeros: no pass)
+        offset = rep(np.where(direction.any(axis=1), direction.argmax(axis=1), 0))
+
+        state = State.empty(rules, n)
+        state.phase[:] = PLAY
+        state.current_player[:] = 0
+        state.hand_number[:] = [self.hand_of_offset.get(int(o), 0) for o in offset]
+        state.final_hand[:] = state.hand_number  # one hand: stop after it
+        state.scores[:] = rep(np.rint(pieces["scores"] * rules.target_score).astype(np.int64))
+        state.played[:] = played
+        state.voids[:] = voids
+        in_trick = trick_cards.any(axis=2)
+        state.trick[:] = np.where(in_trick, trick_cards.argmax(axis=2), -1)
+        state.num_in_trick[:] = in_trick.sum(axis=1)
+        leader = rep(pieces["trick_leader"])
+        state.leader[:] = np.where(leader.any(axis=1), leader.argmax(axis=1), 0)
+        state.trick_number[:] = rep(np.rint(pieces["trick_number"][:, 0] * rules.hand_size).astype(np.int64))
+        state.hearts_broken[:] = rep(pieces["hearts_broken"][:, 0] > 0)
+        state.legal[:] = rep(cards.from_mask(mask))
+        # Passes as this seat knows them: its own, and the one it received.
+        has_pass = offset > 0
+        rows = has_pass.nonzero()[0]
+        state.passed[rows, 0] = passed[rows]
+        state.passed[rows, (4 - offset[rows]) % 4] = received[rows]
+        state.taken[:] = self._taken(pieces, played, trick_cards, k)
+
+        hands = self._deal_unseen(hand, played, passed, offset, voids)
+        state.hands[:] = hands
+        state.dealt[:] = hands | played
+        return state
+
+    def _taken(self, pieces, played, trick_cards, k) -> np.ndarray:
+        """Cards won so far, as far as scoring needs them: the point cards, by the points each seat took."""
+        n = played.shape[0]
+        points = np.rint(np.repeat(pieces["points_taken"], k, axis=0) * 26).astype(np.int64)  # [N, 4]
+        done = np.bitwise_or.reduce(played, axis=1) & ~cards.from_mask(trick_cards.any(axis=1))
+        taken = np.zeros((n, 4), dtype=np.uint64)
+        queen_done = (done >> np.uint64(QUEEN_OF_SPADES)) & np.uint64(1) == 1
+        has_queen = queen_done[:, None] & (points >= 13)
+        taken |= np.where(has_queen, np.uint64(1) << np.uint64(QUEEN_OF_SPADES), np.uint64(0))
+        hearts_each = points - 13 * has_queen  # [N, 4]
+        heart_done = cards.to_mask(done)[:, 13 * HEARTS:13 * HEARTS + 13]  # [N, 13]
+        position = np.cumsum(heart_done, axis=1)  # 1-based among the hearts played
+        bound = np.cumsum(hearts_each, axis=1)  # [N, 4]
+        owner = (position[:, :, None] > bound[:, None, :]).sum(axis=2)  # seat of each heart
+        for seat in range(4):
+            mine = heart_done & (owner == seat)
+            full = np.zeros((n, 52), dtype=bool)
+            full[:, 13 * HEARTS:13 * HEARTS + 13] = mine
+            taken[:, seat] |= cards.from_mask(full)
+        jack = np.repeat(pieces["jack_taken"], k, axis=0) > 0
+        taken |= np.where(jack, np.uint64(1) << np.uint64(JACK_OF_DIAMONDS), np.uint64(0))
+        return taken
+
+    def _deal_unseen(self, hand, played, passed, offset, voids) -> np.ndarray:
+        """Place the unseen cards in the other seats' hands at random, consistent with their voids."""
+        n = hand.shape[0]
+        hand_size = self.rules.hand_size
+        hands = np.zeros((n, 4), dtype=np.uint64)
+        hands[:, 0] = hand
+        # The cards this seat passed and that have not been played are in the receiver's hand.
+        all_played = np.bitwise_or.reduce(played, axis=1)
+        rows = np.arange(n)
+        known = passed & ~all_played
+        hands[rows, offset] |= np.where(offset > 0, known, np.uint64(0))
+        unseen = self.rules.deck_bits & ~hand & ~all_played & ~np.where(offset > 0, known, np.uint64(0))
+        room = hand_size - cards.count(played).astype(np.int64) - cards.count(hands).astype(np.int64)
+        room[:, 0] = 0
+        mask = cards.to_mask(unseen)  # [N, 52]
+        suit = np.arange(52) // 13
+        seat_ok = ~voids[:, 1:, :]  # [N, 3, 4] other seats that may hold each suit
+        freedom = seat_ok.sum(axis=1)[:, suit]  # [N, 52] how many seats may hold the card
+        # Most constrained cards first, random order within: few dead ends.
+        key = np.where(mask, freedom + self.rng.random((n, 52)), np.inf)
+        order = np.argsort(key, axis=1)
+        total = int(mask.sum(axis=1).max(initial=0))
+        for j in range(total):
+            c = order[:, j]
+            live = mask[rows, c]
+            ok = seat_ok[rows, :, suit[c]] & (room[:, 1:] > 0)  # [N, 3]
+            weight = np.where(ok, room[:, 1:], 0).astype(np.float64)
+            stuck = live & (weight.sum(axis=1) == 0)
+            # No seat may hold it under the voids shown (they were inferred loosely): any seat with room.
+            weight[stuck] = np.maximum(room[stuck, 1:], 0)
+            cum = np.cumsum(weight, axis=1)
+            pick = (self.rng.random(n) * cum[:, -1:].ravel())[:, None] >= cum
+            seat = 1 + pick.sum(axis=1)
+            seat = np.minimum(seat, 3)
+            seat = np.where(live, seat, 0)
+            go = live.nonzero()[0]
+            hands[go, seat[go]] |= np.uint64(1) << c[go].astype(np.uint64)
+            room[go, seat[go]] -= 1
+        return hands
+

@@ -1,0 +1,164 @@
+"""The search player: the worlds it rebuilds show the seat exactly what it saw, hidden cards do not
+change its choice, it avoids a card that plainly loses, and the distillation commands run end to end."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import hearts_env as he
+from agents import builtin, make
+from agents.search import SearchAgent
+from hearts_env import cards
+from hearts_env.observe import observe
+from tests.scripted import game, play
+from tests.test_observe import random_states, relabel_hidden
+
+CLASSIC = he.Rules.preset("classic")
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@settings(max_examples=8, deadline=None)
+@given(steps=st.integers(12, 60), seed=st.integers(0, 2**32))
+def test_rebuilt_worlds_show_the_seat_exactly_what_it_saw(steps, seed):
+    state = random_states(CLASSIC, 8, steps, seed)
+    rows = (state.phase == he.PLAY).nonzero()[0]
+    if not rows.size:
+        return
+    obs, mask = observe(state)[rows], he.legal_mask(state)[rows]
+    k = 3
+    worlds = SearchAgent(CLASSIC, determinizations=k, seed=seed).determinize(obs, mask, k)
+    np.testing.assert_array_equal(observe(worlds), np.repeat(obs, k, axis=0))
+    np.testing.assert_array_equal(he.legal_mask(worlds), np.repeat(mask, k, axis=0))
+    for i, g in enumerate(np.repeat(rows, k)):
+        me = state.current_player[g]
+        hands = worlds.hands[i]
+        # The cards in hand and the cards played make up the deck, each once.
+        assert int(cards.count(np.bitwise_or.reduce(np.append(hands, worlds.played[i])))) == 52
+        assert int(cards.count(hands).sum() + cards.count(worlds.played[i]).sum()) == 52
+        for r in range(4):
+            real = (me + r) % 4
+            assert cards.count(hands[r]) == cards.count(state.hands[g, real])  # hand sizes
+            for suit in range(4):
+                if state.voids[g, real, suit]:
+                    assert not any(c // 13 == suit for c in cards.cards_of(hands[r]))
+        # The cards this seat passed and that are still unplayed are with the seat it passed to.
+        offset = int(he.passing.pass_offset(state, np.array([g]))[0])
+        if offset:
+            unplayed = state.passed[g, me] & ~np.bitwise_or.reduce(state.played[g])
+            assert hands[offset] & unplayed == unplayed
+
+
+def test_hidden_cards_do_not_change_the_choice():
+    rng = np.random.default_rng(3)
+    state = random_states(CLASSIC, 16, 40, 3)
+    compared = 0
+    for g in range(state.batch_size):
+        seat = state.current_player[g]
+        if state.phase[g] != he.PLAY or he.legal_mask(state)[g].sum() < 2:
+            continue
+        other = relabel_hidden(state, g, seat, rng)
+        if other is None:
+            continue
+        mine = state.take([g])
+        a = SearchAgent(CLASSIC, determinizations=4, seed=7).act(observe(mine), he.legal_mask(mine))
+        b = SearchAgent(CLASSIC, determinizations=4, seed=7).act(observe(other), he.legal_mask(other))
+        assert a.tolist() == b.tolist()
+        compared += 1
+    assert compared >= 3
+
+
+def queen_position():
+    """Seat 0 to play last on a spade trick with Q♠ on it, holding K♠ and 2♠."""
+    state = game(CLASSIC, {0: "2C KS 2S 3D 4D 5D 6D 3H 4H 5H 6H 7H 8H",
+                           1: "AC 5S 5C 6C 7C 8C 9C TC 7D 8D 9D TD JD",
+                           2: "3C QS JC QC KC QD KD AD 9H TH JH 4S 6S",
+                           3: "4C 3S 7S 8S 9S TS JS AS 2D QH KH AH 2H"})
+    return play(state, "2C AC 3C 4C 5S QS 3S")
+
+
+def test_it_ducks_the_queen_of_spades_it_could_win():
+    # Seat 1 wins the first trick with A♣ and leads 5♠; Q♠ and 3♠ follow. Seat 0, last to play,
+    # holds K♠ and 2♠ and no hand to shoot the moon with: K♠ takes the queen (13 points), 2♠
+    # leaves it with seat 2.
+    state = queen_position()
+    assert state.current_player[0] == 0 and legal_texts(state) >= {"KS", "2S"}
+    agent = SearchAgent(CLASSIC, determinizations=8, seed=0)
+    obs, mask = observe(state), he.legal_mask(state)
+    values = agent.card_values(obs, mask)[0]
+    king, two = cards.parse_card("KS"), cards.parse_card("2S")
+    assert values[king] > values[two] + 8
+    assert np.isinf(values[~mask[0]]).all()
+    assert agent.act(obs, mask).tolist() == [two]
+
+
+def test_the_searching_seat_can_follow_its_own_policy_in_the_rollouts():
+    # In the position above, after seat 0's card each world holds 11 more of its decisions: the
+    # ``own`` agent plays exactly those (8 worlds x 2 legal cards x 11), the rollout bot the rest.
+    state = queen_position()
+    hard = make("hard", seed=0)
+    seen = []
+
+    def own(obs, mask):
+        seen.append(len(obs))
+        return hard.act(obs, mask)
+
+    agent = SearchAgent(CLASSIC, own=own, determinizations=8, seed=0)
+    agent.card_values(observe(state), he.legal_mask(state))
+    assert sum(seen) == 8 * 2 * 11
+
+
+def legal_texts(state):
+    return {cards.card_text(c) for c in cards.cards_of(state.legal[0])}
+
+
+def test_two_player_rules_are_refused_and_default_line_ups_leave_it_out():
+    with pytest.raises(ValueError, match="four-player"):
+        SearchAgent("two_player")
+    with pytest.raises(ValueError, match="classic"):
+        make("search", rules="two_player")
+    assert "search" not in builtin("classic") and "search" in builtin("classic", slow=True)
+
+
+def hearts(*args):
+    return subprocess.run([sys.executable, "-m", "hearts_env.cli", *args], capture_output=True, text=True,
+                          cwd=ROOT, timeout=300)
+
+
+def test_distill_collect_and_fit_end_to_end(tmp_path):
+    torch = pytest.importorskip("torch")
+    from agents.checkpoint import load_policy, save
+    from agents.policy import PolicyNet
+
+    torch.manual_seed(0)
+    student = save(tmp_path / "student.pt", PolicyNet(hidden=[16]), {"rules": CLASSIC.to_dict(), "iteration": 0})
+    shards = tmp_path / "shards"
+    done = hearts("distill", "collect", str(student), "--out", str(shards), "--hands", "8", "--tables", "8",
+                  "--workers", "1", "--determinizations", "2")
+    assert done.returncode == 0, done.stderr
+    examples = json.loads(done.stdout)["examples"]
+    assert examples > 8 * 4  # a dozen card plays with a choice per hand, less the forced ones
+    with np.load(next(shards.glob("shard_*.npz"))) as data:
+        mask = np.unpackbits(data["mask"], axis=1, count=52).astype(bool)
+        values = data["values"]
+        passes = data["pass_probs"]
+    assert np.isfinite(values[mask]).all() and np.isinf(values[~mask]).all()
+    assert (mask.sum(axis=1) > 1).all()  # forced plays are not labelled
+    assert len(passes) > 0 and np.allclose(passes.sum(axis=1), 1)  # the student's own odds at its passes
+    out = tmp_path / "distilled.pt"
+    fitted = hearts("distill", "fit", str(student), "--data", str(shards), "--out", str(out), "--epochs", "1")
+    assert fitted.returncode == 0, fitted.stderr
+    assert json.loads(fitted.stdout)["examples"] == examples
+    load_policy(out, rules=CLASSIC)
+    # Bad input: named, exit code 2.
+    empty = hearts("distill", "fit", str(student), "--data", str(tmp_path / "none"), "--out", str(out))
+    assert empty.returncode == 2 and "no shard" in empty.stderr
+    missing = hearts("distill", "collect", str(tmp_path / "nope.pt"), "--out", str(shards))
+    assert missing.returncode == 2 and "not found" in missing.stderr
+    bad = hearts("distill", "fit", str(student), "--data", str(shards), "--out", str(out), "--temperature", "0")
+    assert bad.returncode == 2 and "--temperature" in bad.stderr

@@ -1,0 +1,209 @@
+"""Distilling the search player into the policy network (one round of expert iteration).
+
+``collect``: tables of one *student* seat (a policy file, played greedily) and bots in the other
+seats play one hand each, on the batched engine. At each of the student's card plays with a
+choice, the *teacher* (``agents.search.SearchAgent``) values every legal card (mean penalty
+points after it); the student's own card is then played, so the examples come from the states
+the student reaches itself (DAgger). Shards of examples are written as ``.npz`` files; several
+worker processes collect in parallel, each from its own seeds.
+
+``fit``: the student learns the teacher's preferences: cross-entropy to ``softmax(-values / T)``
+over the legal cards, plus a value fit to the best card's points; held-out agreement with the
+teacher's best card is reported. The result is a normal policy checkpoint.
+
+Command line: ``hearts distill collect|fit ...`` (``train/distill_cli.py``).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+
+from hearts_env import deal, engine
+from hearts_env.observe import OBS_DIM, observe
+from hearts_env.rules import Rules
+from hearts_env.state import PLAY
+
+REWARD_SCALE = 1.0 / 26.0
+
+
+def collect_shard(student_path: str, out: Path, hands: int, seed: int, tables: int = 256,
+                  determinizations: int = 12, opponent: str = "hard", rules: str = "classic",
+                  log=print) -> int:
+    """Play ``hands`` hands (``tables`` at a time) and write the student's labelled decisions to
+    ``out/shard_<seed>_<k>.npz``; returns the number of examples."""
+    import torch
+
+    from agents import make
+    from agents.checkpoint import load_policy
+    from agents.search import SearchAgent
+
+    torch.set_num_threads(1)
+    rules_value = Rules.resolve(rules)
+    student = load_policy(student_path, rules=rules_value)
+    # The student plays its own later cards in the rollouts: the values are those of the student's
+    # policy after one better card, so learning them is a policy-improvement step it can follow up.
+    teacher = SearchAgent(rules_value, rollout=opponent, own=student, determinizations=determinizations, seed=seed)
+    others = make(opponent, seed=seed, rules=rules_value)
+    rng = np.random.default_rng([seed, 11])
+    out.mkdir(parents=True, exist_ok=True)
+    examples = 0
+    for batch, start in enumerate(range(0, hands, tables)):
+        n = min(tables, hands - start)
+        began = time.perf_counter()
+        state = engine.init_from_seeds(rules_value, deal.game_seeds(seed * 1_000_003 + batch, n),
+                                       rng.integers(len(rules_value.pass_cycle), size=n), single_hand=True)
+        learner = rng.integers(rules_value.num_players, size=n)
+        obs_rows, mask_rows, value_rows, pass_rows = [], [], [], []
+        while not state.done.all():
+            live = ~state.done
+            obs, mask = observe(state), engine.legal_mask(state)
+            mine = live & (state.current_player == learner)
+            actions = np.zeros(n, dtype=np.int64)
+            theirs = live & ~mine
+            if theirs.any():
+                actions[theirs] = others.act(obs[theirs], mask[theirs])
+            if mine.any():
+                actions[mine] = student.act(obs[mine], mask[mine])
+                passing = (mine & (state.phase != PLAY)).nonzero()[0]
+                if passing.size:  # kept as they are (the search does not pass): the student's own odds
+                    pass_rows.append((obs[passing].astype(np.float16), np.packbits(mask[passing], axis=1),
+                                      policy_probs(student.net, obs[passing], mask[passing])))
+                ask = (mine & (state.phase == PLAY) & (mask.sum(axis=1) > 1)).nonzero()[0]
+                for part in np.array_split(ask, max(1, -(-ask.size // 64))):
+                    if part.size:
+                        value_rows.append(teacher.card_values(obs[part], mask[part]).astype(np.float32))
+                        obs_rows.append(obs[part].astype(np.float16))
+                        mask_rows.append(np.packbits(mask[part], axis=1))
+            engine.step_inplace(state, actions, live)
+        if obs_rows:
+            path = out / f"shard_{seed}_{batch:04d}.npz"
+            np.savez(path, obs=np.concatenate(obs_rows), mask=np.concatenate(mask_rows),
+                     values=np.concatenate(value_rows),
+                     pass_obs=np.concatenate([r[0] for r in pass_rows]) if pass_rows else np.zeros((0, OBS_DIM), np.float16),
+                     pass_mask=np.concatenate([r[1] for r in pass_rows]) if pass_rows else np.zeros((0, 7), np.uint8),
+                     pass_probs=np.concatenate([r[2] for r in pass_rows]) if pass_rows else np.zeros((0, 52), np.float32))
+            count = sum(len(v) for v in value_rows)
+            examples += count
+            log(f"seed {seed} batch {batch}: {count} examples in {time.perf_counter() - began:.0f} s -> {path.name}")
+    return examples
+
+
+def policy_probs(net, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """The policy's probabilities ``[N, 52]`` (float32)."""
+    import torch
+
+    with torch.no_grad():
+        logits, _ = net(torch.as_tensor(obs), torch.as_tensor(mask))
+        return torch.softmax(logits, dim=-1).numpy().astype(np.float32)
+
+
+def load_shards(folder: Path) -> dict[str, np.ndarray]:
+    """All examples of a folder of shards: card plays (``obs`` float32, ``mask`` bool, ``values``)
+    and passes (``pass_obs``, ``pass_mask``, ``pass_probs``: the student's own odds)."""
+    paths = sorted(Path(folder).glob("shard_*.npz"))
+    if not paths:
+        raise FileNotFoundError(f"no shard_*.npz files in {folder}")
+    parts: dict[str, list[np.ndarray]] = {}
+    for path in paths:
+        with np.load(path, allow_pickle=False) as data:
+            for name in data.files:
+                parts.setdefault(name, []).append(data[name])
+    out = {name: np.concatenate(arrays) for name, arrays in parts.items()}
+    for name in ("obs", "pass_obs"):
+        if name in out:
+            if out[name].shape[1] != OBS_DIM:
+                raise ValueError(f"shards hold {out[name].shape[1]}-float observations, this version has {OBS_DIM}")
+            out[name] = out[name].astype(np.float32)
+    for name in ("mask", "pass_mask"):
+        if name in out:
+            out[name] = np.unpackbits(out[name], axis=1, count=52).astype(bool)
+    return out
+
+
+def teacher_targets(values: np.ndarray, mask: np.ndarray, temperature: float) -> np.ndarray:
+    """``softmax(-values / T)`` over the legal cards (zeros elsewhere)."""
+    legal_values = np.where(mask, values, np.inf)
+    best = legal_values.min(axis=1, keepdims=True)
+    weight = np.where(mask, np.exp(-(legal_values - best) / temperature), 0.0)
+    return (weight / weight.sum(axis=1, keepdims=True)).astype(np.float32)
+
+
+def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperature: float = 1.0,
+        learning_rate: float = 3e-4, batch_size: int = 2048, holdout: float = 0.05, seed: int = 0,
+        log=print) -> dict:
+    """Train the policy of ``start_path`` on the teacher's values (card plays) and on its own odds
+    (passes, which the search leaves alone); write a checkpoint to ``out_path``.
+
+    Reported on held-out card plays: agreement with the teacher's best card, and *regret*, the
+    teacher's points for the student's greedy card minus those of its best card (per decision).
+    """
+    import torch
+    from torch import nn
+
+    from agents.checkpoint import load_net, save
+
+    torch.manual_seed(seed)
+    net, meta = load_net(start_path)
+    shards = load_shards(data)
+    obs_t, mask_t = torch.as_tensor(shards["obs"]), torch.as_tensor(shards["mask"])
+    values = np.where(shards["mask"], shards["values"], np.inf)
+    target = torch.as_tensor(teacher_targets(values, shards["mask"], temperature))
+    value_target = torch.as_tensor(-values.min(axis=1) * REWARD_SCALE, dtype=torch.float32)
+    values_t = torch.as_tensor(np.where(np.isfinite(values), values, 0.0))
+    best_t = torch.as_tensor(values.argmin(axis=1))
+    has_passes = "pass_obs" in shards and len(shards["pass_obs"]) > 0
+    if has_passes:
+        pass_obs, pass_mask = torch.as_tensor(shards["pass_obs"]), torch.as_tensor(shards["pass_mask"])
+        pass_probs = torch.as_tensor(shards["pass_probs"])
+    n = len(obs_t)
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(n)
+    held = torch.as_tensor(order[: int(n * holdout)])
+    train = order[len(held):]
+
+    def measure() -> dict[str, float]:
+        net.eval()
+        with torch.no_grad():
+            logits, _ = net(obs_t[held], mask_t[held])
+        net.train()
+        chosen = logits.argmax(-1)
+        regret = values_t[held].gather(1, chosen[:, None]).squeeze(1) - values_t[held].gather(1, best_t[held][:, None]).squeeze(1)
+        return {"agreement": float((chosen == best_t[held]).float().mean()), "regret": float(regret.mean())}
+
+    before = measure()
+    stats: dict = {"examples": n, "pass_examples": len(shards.get("pass_obs", ())), "before": before}
+    log(f"{n:,} card plays, {stats['pass_examples']:,} passes; held out: agreement with the teacher "
+        f"{before['agreement']:.3f}, regret {before['regret']:.3f} points/decision")
+    optimizer = torch.optim.Adam(net.parameters(), lr=learning_rate)
+    steps_per_epoch = max(1, -(-len(train) // batch_size))
+    for epoch in range(epochs):
+        shuffled = torch.as_tensor(rng.permutation(train))
+        pass_order = torch.as_tensor(rng.permutation(len(pass_obs))) if has_passes else None
+        pass_batch = -(-len(pass_obs) // steps_per_epoch) if has_passes else 0
+        for step, begin in enumerate(range(0, len(shuffled), batch_size)):
+            for group in optimizer.param_groups:  # linear decay to zero
+                group["lr"] = learning_rate * (1 - (epoch * steps_per_epoch + step) / (epochs * steps_per_epoch))
+            idx = shuffled[begin:begin + batch_size]
+            logits, value = net(obs_t[idx], mask_t[idx])
+            policy_loss = -(target[idx] * torch.log_softmax(logits, dim=-1)).sum(dim=-1).mean()
+            loss = policy_loss + 0.5 * ((value - value_target[idx]) ** 2).mean()
+            if has_passes:
+                rows = pass_order[step * pass_batch:(step + 1) * pass_batch]
+                if len(rows):
+                    pass_logits, _ = net(pass_obs[rows], pass_mask[rows])
+                    loss = loss - (pass_probs[rows] * torch.log_softmax(pass_logits, dim=-1)).sum(dim=-1).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(net.parameters(), 0.5)
+            optimizer.step()
+        stats[f"epoch_{epoch + 1}"] = measure()
+        log(f"epoch {epoch + 1}: policy loss {policy_loss.item():.3f}; held out: agreement "
+            f"{stats[f'epoch_{epoch + 1}']['agreement']:.3f}, regret {stats[f'epoch_{epoch + 1}']['regret']:.3f}")
+    meta = dict(meta)
+    meta["distilled"] = {"start": str(start_path), "data": str(data), "examples": n, "epochs": epochs,
+                         "temperature": temperature, "learning_rate": learning_rate}
+    save(out_path, net, meta)
+    return stats

@@ -1,0 +1,91 @@
+"""``hearts distill collect|fit``: label a policy's decisions with the search player, then learn them."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "distill",
+        help="distil the search player into a policy (collect labelled decisions, then fit)",
+        description="Expert iteration, one round: `collect` plays a policy against bots and has the search "
+                    "player value every legal card at its decisions; `fit` trains the policy on those values. "
+                    "See docs/training.md.",
+    )
+    steps = parser.add_subparsers(dest="step", required=True, metavar="STEP")
+    collect = steps.add_parser("collect", help="write labelled decisions (shards of .npz) to a folder")
+    collect.add_argument("student", help="policy checkpoint whose decisions are labelled (played greedily)")
+    collect.add_argument("--out", required=True, metavar="DIR", help="folder for the shards")
+    collect.add_argument("--hands", type=int, default=20000, help="hands per worker (default 20000)")
+    collect.add_argument("--workers", type=int, default=2, help="worker processes, each with its own seeds")
+    collect.add_argument("--tables", type=int, default=128, help="hands played at once per worker (one shard each)")
+    collect.add_argument("--determinizations", type=int, default=12, help="sampled deals per decision")
+    collect.add_argument("--opponent", default="hard", help="bot in the other seats and in the rollouts")
+    collect.add_argument("--seed", type=int, default=1, help="first worker's seed (workers use seed, seed+1, ...)")
+    collect.set_defaults(func=run_collect)
+    fit = steps.add_parser("fit", help="train a policy on collected shards; write a checkpoint")
+    fit.add_argument("start", help="policy checkpoint to start from")
+    fit.add_argument("--data", required=True, metavar="DIR", help="folder of shards from `collect`")
+    fit.add_argument("--out", required=True, metavar="FILE", help="checkpoint to write")
+    fit.add_argument("--epochs", type=int, default=4)
+    fit.add_argument("--temperature", type=float, default=1.0, help="points; softmax(-values / T) is the target")
+    fit.add_argument("--learning-rate", type=float, default=3e-4)
+    fit.add_argument("--seed", type=int, default=0)
+    fit.set_defaults(func=run_fit)
+
+
+def _check_positive(**values: float) -> None:
+    from hearts_env.cli import UsageError
+
+    for name, value in values.items():
+        if value <= 0:
+            raise UsageError(f"--{name.replace('_', '-')} must be positive, got {value}")
+
+
+def _collect_one(job: tuple) -> int:
+    from .distill import collect_shard
+
+    student, out, hands, seed, tables, determinizations, opponent = job
+    return collect_shard(student, Path(out), hands, seed, tables, determinizations, opponent,
+                         log=lambda message: print(message, file=sys.stderr, flush=True))
+
+
+def run_collect(args: argparse.Namespace) -> int:
+    from hearts_env.cli import UsageError
+
+    _check_positive(hands=args.hands, workers=args.workers, tables=args.tables,
+                    determinizations=args.determinizations)
+    if not Path(args.student).is_file():
+        raise UsageError(f"student checkpoint not found: {args.student}")
+    jobs = [(args.student, args.out, args.hands, args.seed + w, args.tables, args.determinizations, args.opponent)
+            for w in range(args.workers)]
+    try:
+        with ProcessPoolExecutor(max_workers=args.workers) as pool:
+            counts = list(pool.map(_collect_one, jobs))
+    except ValueError as err:  # a bad student file or an opponent spec that does not exist
+        raise UsageError(str(err)) from None
+    print(json.dumps({"examples": sum(counts), "folder": args.out}))
+    return 0
+
+
+def run_fit(args: argparse.Namespace) -> int:
+    from hearts_env.cli import UsageError
+
+    from agents.checkpoint import CheckpointError
+
+    from .distill import fit
+
+    _check_positive(epochs=args.epochs, temperature=args.temperature, learning_rate=args.learning_rate)
+    try:
+        stats = fit(args.start, Path(args.data), Path(args.out), epochs=args.epochs, temperature=args.temperature,
+                    learning_rate=args.learning_rate, seed=args.seed,
+                    log=lambda message: print(message, file=sys.stderr))
+    except (CheckpointError, FileNotFoundError, ValueError) as err:
+        raise UsageError(str(err)) from None
+    print(json.dumps(stats, indent=2))
+    return 0
