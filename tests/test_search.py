@@ -162,3 +162,20 @@ def test_distill_collect_and_fit_end_to_end(tmp_path):
     assert missing.returncode == 2 and "not found" in missing.stderr
     bad = hearts("distill", "fit", str(student), "--data", str(shards), "--out", str(out), "--temperature", "0")
     assert bad.returncode == 2 and "--temperature" in bad.stderr
+
+
+def test_the_teacher_overrules_the_student_only_by_more_than_the_margin():
+    from train.distill import fit_targets
+
+    mask = np.zeros((2, 52), dtype=bool)
+    mask[:, :3] = True
+    values = np.full((2, 52), np.inf)
+    values[0, :3] = [5.0, 4.0, 9.0]  # the student's card 0 is 1 point worse than the best: kept
+    values[1, :3] = [9.0, 4.0, 4.5]  # 5 points worse: the teacher's odds, best card first
+    own = np.zeros((2, 52), dtype=np.float32)
+    own[:, 0], own[:, 2] = 0.9, 0.1
+    target, overruled = fit_targets(values, mask, own, temperature=1.0, margin=2.0)
+    assert overruled.tolist() == [False, True]
+    np.testing.assert_array_equal(target[0], own[0])
+    assert target[1].argmax() == 1 and target[1, 1] > target[1, 2] > target[1, 0] and target[1, 3:].sum() == 0
+    np.testing.assert_allclose(target.sum(axis=1), 1, rtol=1e-6)

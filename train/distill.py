@@ -7,9 +7,11 @@ points after it); the student's own card is then played, so the examples come fr
 the student reaches itself (DAgger). Shards of examples are written as ``.npz`` files; several
 worker processes collect in parallel, each from its own seeds.
 
-``fit``: the student learns the teacher's preferences: cross-entropy to ``softmax(-values / T)``
-over the legal cards, plus a value fit to the best card's points; held-out agreement with the
-teacher's best card is reported. The result is a normal policy checkpoint.
+``fit``: the student learns the teacher's preferences where they are clear: cross-entropy to
+``softmax(-values / T)`` over the legal cards where the teacher rates the student's own card worse
+than its best by more than a margin, to the student's own odds elsewhere and at its passes; plus a
+value fit to the best card's points. Held-out agreement with the teacher's best card and regret
+(teacher points lost per decision) are reported. The result is a normal policy checkpoint.
 
 Command line: ``hearts distill collect|fit ...`` (``train/distill_cli.py``).
 """
@@ -131,9 +133,25 @@ def teacher_targets(values: np.ndarray, mask: np.ndarray, temperature: float) ->
     return (weight / weight.sum(axis=1, keepdims=True)).astype(np.float32)
 
 
+def fit_targets(values: np.ndarray, mask: np.ndarray, own_probs: np.ndarray, temperature: float,
+                margin: float) -> tuple[np.ndarray, np.ndarray]:
+    """The card-play targets and which decisions the teacher overrules.
+
+    The teacher's values are means over a dozen sampled deals: small differences are noise. Where
+    the student's own (most probable) card is within ``margin`` points of the teacher's best, the
+    student keeps its own odds; elsewhere it learns ``softmax(-values / T)``.
+    """
+    legal_values = np.where(mask, values, np.inf)
+    own_card = own_probs.argmax(axis=1)
+    gap = legal_values[np.arange(len(values)), own_card] - legal_values.min(axis=1)
+    overruled = gap > margin
+    target = np.where(overruled[:, None], teacher_targets(values, mask, temperature), own_probs)
+    return target.astype(np.float32), overruled
+
+
 def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperature: float = 1.0,
-        learning_rate: float = 3e-4, batch_size: int = 2048, holdout: float = 0.05, seed: int = 0,
-        log=print) -> dict:
+        margin: float = 2.0, learning_rate: float = 3e-4, batch_size: int = 2048, holdout: float = 0.05,
+        seed: int = 0, log=print) -> dict:
     """Train the policy of ``start_path`` on the teacher's values (card plays) and on its own odds
     (passes, which the search leaves alone); write a checkpoint to ``out_path``.
 
@@ -150,7 +168,9 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
     shards = load_shards(data)
     obs_t, mask_t = torch.as_tensor(shards["obs"]), torch.as_tensor(shards["mask"])
     values = np.where(shards["mask"], shards["values"], np.inf)
-    target = torch.as_tensor(teacher_targets(values, shards["mask"], temperature))
+    own_probs = policy_probs(net, shards["obs"], shards["mask"])
+    target_array, overruled = fit_targets(values, shards["mask"], own_probs, temperature, margin)
+    target = torch.as_tensor(target_array)
     value_target = torch.as_tensor(-values.min(axis=1) * REWARD_SCALE, dtype=torch.float32)
     values_t = torch.as_tensor(np.where(np.isfinite(values), values, 0.0))
     best_t = torch.as_tensor(values.argmin(axis=1))
@@ -174,8 +194,10 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
         return {"agreement": float((chosen == best_t[held]).float().mean()), "regret": float(regret.mean())}
 
     before = measure()
-    stats: dict = {"examples": n, "pass_examples": len(shards.get("pass_obs", ())), "before": before}
-    log(f"{n:,} card plays, {stats['pass_examples']:,} passes; held out: agreement with the teacher "
+    stats: dict = {"examples": n, "pass_examples": len(shards.get("pass_obs", ())),
+                   "overruled": float(overruled.mean()), "before": before}
+    log(f"{n:,} card plays ({overruled.mean():.1%} where the teacher overrules the student by more than "
+        f"{margin} points), {stats['pass_examples']:,} passes; held out: agreement with the teacher "
         f"{before['agreement']:.3f}, regret {before['regret']:.3f} points/decision")
     optimizer = torch.optim.Adam(net.parameters(), lr=learning_rate)
     steps_per_epoch = max(1, -(-len(train) // batch_size))
@@ -204,6 +226,6 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
             f"{stats[f'epoch_{epoch + 1}']['agreement']:.3f}, regret {stats[f'epoch_{epoch + 1}']['regret']:.3f}")
     meta = dict(meta)
     meta["distilled"] = {"start": str(start_path), "data": str(data), "examples": n, "epochs": epochs,
-                         "temperature": temperature, "learning_rate": learning_rate}
+                         "temperature": temperature, "margin": margin, "learning_rate": learning_rate}
     save(out_path, net, meta)
     return stats

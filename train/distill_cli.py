@@ -34,6 +34,8 @@ def register(subparsers) -> None:
     fit.add_argument("--out", required=True, metavar="FILE", help="checkpoint to write")
     fit.add_argument("--epochs", type=int, default=4)
     fit.add_argument("--temperature", type=float, default=1.0, help="points; softmax(-values / T) is the target")
+    fit.add_argument("--margin", type=float, default=2.0,
+                     help="points by which the teacher's best card must beat the student's own to overrule it")
     fit.add_argument("--learning-rate", type=float, default=3e-4)
     fit.add_argument("--seed", type=int, default=0)
     fit.set_defaults(func=run_fit)
@@ -81,9 +83,11 @@ def run_fit(args: argparse.Namespace) -> int:
     from .distill import fit
 
     _check_positive(epochs=args.epochs, temperature=args.temperature, learning_rate=args.learning_rate)
+    if args.margin < 0:
+        raise UsageError(f"--margin must be 0 or more, got {args.margin}")
     try:
         stats = fit(args.start, Path(args.data), Path(args.out), epochs=args.epochs, temperature=args.temperature,
-                    learning_rate=args.learning_rate, seed=args.seed,
+                    margin=args.margin, learning_rate=args.learning_rate, seed=args.seed,
                     log=lambda message: print(message, file=sys.stderr))
     except (CheckpointError, FileNotFoundError, ValueError) as err:
         raise UsageError(str(err)) from None
