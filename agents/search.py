@@ -27,10 +27,9 @@ from hearts_env.observe import OBS_DIM, decode, observe
 from hearts_env.rules import Rules
 from hearts_env.state import PLAY, State
 
-HEARTS, SPADES = 2, 3
-QUEEN_OF_SPADES = cards.card_id(SPADES, 10)
-JACK_OF_DIAMONDS = cards.card_id(1, 9)
-SUIT_BITS = np.array([np.uint64(0x1FFF) << np.uint64(13 * s) for s in range(4)], dtype=np.uint64)
+HEARTS = cards.HEARTS
+# The 7 non-empty sets of the three other seats (bit i: relative seat i + 1), for Hall's condition.
+SEAT_SUBSETS = np.array([[(m >> i) & 1 for i in range(3)] for m in range(1, 8)], dtype=bool)  # [7, 3]
 
 
 class SearchAgent:
@@ -141,7 +140,8 @@ class SearchAgent:
         state.trick_number[:] = rep(np.rint(pieces["trick_number"][:, 0] * rules.hand_size).astype(np.int64))
         state.hearts_broken[:] = rep(pieces["hearts_broken"][:, 0] > 0)
         state.legal[:] = rep(cards.from_mask(mask))
-        # Passes as this seat knows them: its own, and the one it received.
+        # Passes as this seat knows them: its own, and the one it received. (The other seats'
+        # passes are unknown, so in the rollouts those seats do not remember what they passed.)
         has_pass = offset > 0
         rows = has_pass.nonzero()[0]
         state.passed[rows, 0] = passed[rows]
@@ -159,9 +159,11 @@ class SearchAgent:
         points = np.rint(np.repeat(pieces["points_taken"], k, axis=0) * 26).astype(np.int64)  # [N, 4]
         done = np.bitwise_or.reduce(played, axis=1) & ~cards.from_mask(trick_cards.any(axis=1))
         taken = np.zeros((n, 4), dtype=np.uint64)
-        queen_done = (done >> np.uint64(QUEEN_OF_SPADES)) & np.uint64(1) == 1
+        queen_done = (done & cards.BIT[cards.QUEEN_OF_SPADES]) != 0
+        # Q♠ goes to a seat with 13 points or more. Two seats with exactly 13 (Q♠ and all the
+        # hearts) cannot be told apart here; both get Q♠ then, and the points still come out right.
         has_queen = queen_done[:, None] & (points >= 13)
-        taken |= np.where(has_queen, np.uint64(1) << np.uint64(QUEEN_OF_SPADES), np.uint64(0))
+        taken |= np.where(has_queen, cards.BIT[cards.QUEEN_OF_SPADES], cards.NO_CARDS)
         hearts_each = points - 13 * has_queen  # [N, 4]
         heart_done = cards.to_mask(done)[:, 13 * HEARTS:13 * HEARTS + 13]  # [N, 13]
         position = np.cumsum(heart_done, axis=1)  # 1-based among the hearts played
@@ -173,46 +175,56 @@ class SearchAgent:
             full[:, 13 * HEARTS:13 * HEARTS + 13] = mine
             taken[:, seat] |= cards.from_mask(full)
         jack = np.repeat(pieces["jack_taken"], k, axis=0) > 0
-        taken |= np.where(jack, np.uint64(1) << np.uint64(JACK_OF_DIAMONDS), np.uint64(0))
+        taken |= np.where(jack, cards.BIT[cards.JACK_OF_DIAMONDS], cards.NO_CARDS)
         return taken
 
     def _deal_unseen(self, hand, played, passed, offset, voids) -> np.ndarray:
-        """Place the unseen cards in the other seats' hands at random, consistent with their voids."""
+        """Place the unseen cards in the other seats' hands at random, consistent with their voids.
+
+        Cards are placed one by one, the most constrained first, each in a seat drawn in
+        proportion to its room among the seats that may hold it *and* leave the rest placeable
+        (Hall's condition over the 7 sets of other seats: for each set, the unplaced cards only it
+        may hold fit in its room). The real deal satisfies every constraint, so this never sticks.
+        """
         n = hand.shape[0]
-        hand_size = self.rules.hand_size
+        rows = np.arange(n)
         hands = np.zeros((n, 4), dtype=np.uint64)
         hands[:, 0] = hand
         # The cards this seat passed and that have not been played are in the receiver's hand.
         all_played = np.bitwise_or.reduce(played, axis=1)
-        rows = np.arange(n)
-        known = passed & ~all_played
-        hands[rows, offset] |= np.where(offset > 0, known, np.uint64(0))
-        unseen = self.rules.deck_bits & ~hand & ~all_played & ~np.where(offset > 0, known, np.uint64(0))
-        room = hand_size - cards.count(played).astype(np.int64) - cards.count(hands).astype(np.int64)
-        room[:, 0] = 0
+        known = np.where(offset > 0, passed & ~all_played, cards.NO_CARDS)
+        hands[rows, offset] |= known
+        unseen = self.rules.deck_bits & ~hand & ~all_played & ~known
+        room = (self.rules.hand_size - cards.count(played).astype(np.int64)
+                - cards.count(hands).astype(np.int64))[:, 1:]  # [N, 3] the other seats
         mask = cards.to_mask(unseen)  # [N, 52]
         suit = np.arange(52) // 13
-        seat_ok = ~voids[:, 1:, :]  # [N, 3, 4] other seats that may hold each suit
-        freedom = seat_ok.sum(axis=1)[:, suit]  # [N, 52] how many seats may hold the card
-        # Most constrained cards first, random order within: few dead ends.
+        may_hold = ~voids[:, 1:, :]  # [N, 3 seats, 4 suits]
+        # confined[n, subset, suit]: every seat that may hold the suit is in the subset.
+        confined = ~(may_hold[:, None, :, :] & ~SEAT_SUBSETS[None, :, :, None]).any(axis=2)  # [N, 7, 4]
+        left = np.stack([mask[:, 13 * t:13 * t + 13].sum(axis=1) for t in range(4)], axis=1)  # [N, 4] per suit
+        freedom = may_hold.sum(axis=1)[:, suit]  # [N, 52]
         key = np.where(mask, freedom + self.rng.random((n, 52)), np.inf)
-        order = np.argsort(key, axis=1)
-        total = int(mask.sum(axis=1).max(initial=0))
-        for j in range(total):
+        order = np.argsort(key, axis=1)  # most constrained cards first, random order within
+        for j in range(int(mask.sum(axis=1).max(initial=0))):
             c = order[:, j]
             live = mask[rows, c]
-            ok = seat_ok[rows, :, suit[c]] & (room[:, 1:] > 0)  # [N, 3]
-            weight = np.where(ok, room[:, 1:], 0).astype(np.float64)
+            s_c = suit[c]
+            left[rows, s_c] -= live
+            weight = np.zeros((n, 3))
+            for seat in range(3):
+                after = room.copy()
+                after[:, seat] -= 1
+                need = (confined * left[:, None, :]).sum(axis=2)  # [N, 7]
+                fits = (need <= after @ SEAT_SUBSETS.T.astype(np.int64)).all(axis=1)
+                ok = may_hold[rows, seat, s_c] & (room[:, seat] > 0) & fits
+                weight[:, seat] = np.where(ok, room[:, seat], 0)
             stuck = live & (weight.sum(axis=1) == 0)
-            # No seat may hold it under the voids shown (they were inferred loosely): any seat with room.
-            weight[stuck] = np.maximum(room[stuck, 1:], 0)
+            if stuck.any():
+                raise ValueError("no deal of the unseen cards fits what this seat saw (an inconsistent observation)")
             cum = np.cumsum(weight, axis=1)
-            pick = (self.rng.random(n) * cum[:, -1:].ravel())[:, None] >= cum
-            seat = 1 + pick.sum(axis=1)
-            seat = np.minimum(seat, 3)
-            seat = np.where(live, seat, 0)
+            seat = (self.rng.random(n)[:, None] * cum[:, -1:] >= cum).sum(axis=1).clip(max=2)
             go = live.nonzero()[0]
-            hands[go, seat[go]] |= np.uint64(1) << c[go].astype(np.uint64)
+            hands[go, seat[go] + 1] |= cards.BIT[c[go]]
             room[go, seat[go]] -= 1
         return hands
-

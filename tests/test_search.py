@@ -162,6 +162,14 @@ def test_distill_collect_and_fit_end_to_end(tmp_path):
     assert missing.returncode == 2 and "not found" in missing.stderr
     bad = hearts("distill", "fit", str(student), "--data", str(shards), "--out", str(out), "--temperature", "0")
     assert bad.returncode == 2 and "--temperature" in bad.stderr
+    for args, word in ((["--seed", "-1"], "seed"), (["--opponent", "hardest"], "hardest"),
+                       (["--opponent", "search"], "slow"), (["--out", str(student)], "is a file")):
+        refused = hearts("distill", "collect", str(student), "--out", str(tmp_path / "x"), *args)
+        assert refused.returncode == 2 and word in refused.stderr, (args, refused.stderr)
+    two_player = save(tmp_path / "two.pt", PolicyNet(hidden=[16]),
+                      {"rules": he.Rules.preset("two_player").to_dict(), "iteration": 0})
+    other_rules = hearts("distill", "fit", str(two_player), "--data", str(shards), "--out", str(out))
+    assert other_rules.returncode == 2 and "other rules" in other_rules.stderr
 
 
 def test_the_teacher_overrules_the_student_only_by_more_than_the_margin():

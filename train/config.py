@@ -15,6 +15,10 @@ from hearts_env.rules import Rules, RulesError
 from hearts_env.settings_files import apply_overrides, read_mapping
 
 
+#: Rewards and value targets are penalty points / 26 (a hand's points without a moon), so they stay near [-1, 0].
+REWARD_SCALE = 1.0 / 26.0
+
+
 class ConfigError(ValueError):
     """A training config that cannot be used; the message names the key."""
 

@@ -18,6 +18,7 @@ Command line: ``hearts distill collect|fit ...`` (``train/distill_cli.py``).
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -28,7 +29,7 @@ from hearts_env.observe import OBS_DIM, observe
 from hearts_env.rules import Rules
 from hearts_env.state import PLAY
 
-REWARD_SCALE = 1.0 / 26.0
+from .config import REWARD_SCALE
 
 
 def collect_shard(student_path: str, out: Path, hands: int, seed: int, tables: int = 256,
@@ -51,6 +52,8 @@ def collect_shard(student_path: str, out: Path, hands: int, seed: int, tables: i
     others = make(opponent, seed=seed, rules=rules_value)
     rng = np.random.default_rng([seed, 11])
     out.mkdir(parents=True, exist_ok=True)
+    meta = {"student": str(student_path), "opponent": opponent, "determinizations": determinizations,
+            "rules": rules_value.to_dict(), "seed": seed}
     examples = 0
     for batch, start in enumerate(range(0, hands, tables)):
         n = min(tables, hands - start)
@@ -82,7 +85,7 @@ def collect_shard(student_path: str, out: Path, hands: int, seed: int, tables: i
             engine.step_inplace(state, actions, live)
         if obs_rows:
             path = out / f"shard_{seed}_{batch:04d}.npz"
-            np.savez(path, obs=np.concatenate(obs_rows), mask=np.concatenate(mask_rows),
+            np.savez(path, meta=np.array(json.dumps(meta)), obs=np.concatenate(obs_rows), mask=np.concatenate(mask_rows),
                      values=np.concatenate(value_rows),
                      pass_obs=np.concatenate([r[0] for r in pass_rows]) if pass_rows else np.zeros((0, OBS_DIM), np.float16),
                      pass_mask=np.concatenate([r[1] for r in pass_rows]) if pass_rows else np.zeros((0, 7), np.uint8),
@@ -109,11 +112,18 @@ def load_shards(folder: Path) -> dict[str, np.ndarray]:
     if not paths:
         raise FileNotFoundError(f"no shard_*.npz files in {folder}")
     parts: dict[str, list[np.ndarray]] = {}
+    rules = set()
     for path in paths:
         with np.load(path, allow_pickle=False) as data:
             for name in data.files:
-                parts.setdefault(name, []).append(data[name])
+                if name == "meta":
+                    rules.add(json.dumps(json.loads(str(data[name]))["rules"], sort_keys=True))
+                else:
+                    parts.setdefault(name, []).append(data[name])
+    if len(rules) > 1:
+        raise ValueError(f"the shards in {folder} were collected under different rules; keep one rule set per folder")
     out = {name: np.concatenate(arrays) for name, arrays in parts.items()}
+    out["rules"] = json.loads(rules.pop()) if rules else None
     for name in ("obs", "pass_obs"):
         if name in out:
             if out[name].shape[1] != OBS_DIM:
@@ -166,6 +176,8 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
     torch.manual_seed(seed)
     net, meta = load_net(start_path)
     shards = load_shards(data)
+    if shards["rules"] is not None and Rules.from_dict(shards["rules"]) != Rules.from_dict(meta["rules"]):
+        raise ValueError(f"the shards in {data} were collected under other rules than {start_path} plays")
     obs_t, mask_t = torch.as_tensor(shards["obs"]), torch.as_tensor(shards["mask"])
     values = np.where(shards["mask"], shards["values"], np.inf)
     own_probs = policy_probs(net, shards["obs"], shards["mask"])
@@ -181,10 +193,12 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
     n = len(obs_t)
     rng = np.random.default_rng(seed)
     order = rng.permutation(n)
-    held = torch.as_tensor(order[: int(n * holdout)])
+    held = torch.as_tensor(order[: max(1, int(n * holdout))]) if n > 1 else torch.as_tensor(order[:0])
     train = order[len(held):]
 
     def measure() -> dict[str, float]:
+        if not len(held):
+            return {"agreement": 0.0, "regret": 0.0}
         net.eval()
         with torch.no_grad():
             logits, _ = net(obs_t[held], mask_t[held])
@@ -205,6 +219,7 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
         shuffled = torch.as_tensor(rng.permutation(train))
         pass_order = torch.as_tensor(rng.permutation(len(pass_obs))) if has_passes else None
         pass_batch = -(-len(pass_obs) // steps_per_epoch) if has_passes else 0
+        losses = []
         for step, begin in enumerate(range(0, len(shuffled), batch_size)):
             for group in optimizer.param_groups:  # linear decay to zero
                 group["lr"] = learning_rate * (1 - (epoch * steps_per_epoch + step) / (epochs * steps_per_epoch))
@@ -221,8 +236,9 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
             loss.backward()
             nn.utils.clip_grad_norm_(net.parameters(), 0.5)
             optimizer.step()
+            losses.append(policy_loss.item())
         stats[f"epoch_{epoch + 1}"] = measure()
-        log(f"epoch {epoch + 1}: policy loss {policy_loss.item():.3f}; held out: agreement "
+        log(f"epoch {epoch + 1}: mean policy loss {np.mean(losses):.3f}; held out: agreement "
             f"{stats[f'epoch_{epoch + 1}']['agreement']:.3f}, regret {stats[f'epoch_{epoch + 1}']['regret']:.3f}")
     meta = dict(meta)
     meta["distilled"] = {"start": str(start_path), "data": str(data), "examples": n, "epochs": epochs,

@@ -26,7 +26,7 @@ def register(subparsers) -> None:
     collect.add_argument("--tables", type=int, default=128, help="hands played at once per worker (one shard each)")
     collect.add_argument("--determinizations", type=int, default=12, help="sampled deals per decision")
     collect.add_argument("--opponent", default="hard", help="bot in the other seats and in the rollouts")
-    collect.add_argument("--seed", type=int, default=1, help="first worker's seed (workers use seed, seed+1, ...)")
+    collect.add_argument("--seed", type=_seed, default=1, help="first worker's seed (workers use seed, seed+1, ...)")
     collect.set_defaults(func=run_collect)
     fit = steps.add_parser("fit", help="train a policy on collected shards; write a checkpoint")
     fit.add_argument("start", help="policy checkpoint to start from")
@@ -37,8 +37,15 @@ def register(subparsers) -> None:
     fit.add_argument("--margin", type=float, default=2.0,
                      help="points by which the teacher's best card must beat the student's own to overrule it")
     fit.add_argument("--learning-rate", type=float, default=3e-4)
-    fit.add_argument("--seed", type=int, default=0)
+    fit.add_argument("--seed", type=_seed, default=0)
     fit.set_defaults(func=run_fit)
+
+
+def _seed(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"a seed is 0 or more, got {value}")
+    return value
 
 
 def _check_positive(**values: float) -> None:
@@ -64,6 +71,16 @@ def run_collect(args: argparse.Namespace) -> int:
                     determinizations=args.determinizations)
     if not Path(args.student).is_file():
         raise UsageError(f"student checkpoint not found: {args.student}")
+    if Path(args.out).exists() and not Path(args.out).is_dir():
+        raise UsageError(f"--out {args.out} is a file; name a folder for the shards")
+    from agents import builtin, make
+
+    try:
+        make(args.opponent, rules="classic")
+    except ValueError as err:
+        raise UsageError(f"--opponent {args.opponent!r}: {err}") from None
+    if args.opponent in builtin(slow=True) and args.opponent not in builtin():
+        raise UsageError(f"--opponent {args.opponent!r} is a slow searching player; pick a bot or a policy")
     jobs = [(args.student, args.out, args.hands, args.seed + w, args.tables, args.determinizations, args.opponent)
             for w in range(args.workers)]
     try:

@@ -18,9 +18,7 @@ from hearts_env import deal, engine
 from hearts_env.observe import observe
 from hearts_env.rules import Rules
 
-from .config import TrainConfig
-
-REWARD_SCALE = 1.0 / 26.0
+from .config import REWARD_SCALE, TrainConfig
 
 
 def teacher_round(teacher, rules: Rules, tables: int, seed: int, rng: np.random.Generator):

@@ -35,10 +35,9 @@ from hearts_env import deal, engine
 from hearts_env.observe import OBS_DIM, observe
 from hearts_env.rules import Rules
 
-from .config import TrainConfig
+from .config import REWARD_SCALE, TrainConfig
 from .opponents import BOT_BASE, CURRENT, League
 
-REWARD_SCALE = 1.0 / 26.0
 
 
 def pick_device(name: str) -> torch.device:

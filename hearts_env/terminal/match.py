@@ -358,7 +358,7 @@ class Match:
 
     def _hand_end(self, probe: State, after: State) -> list[Event]:
         rules = self.rules
-        shooters = after.last_hand_moon[0]
+        shooters = probe.last_hand_moon[0]
         shooter = int(shooters.argmax()) if shooters.any() else None
         hand = self.hands[-1]
         points = tuple(int(x) for x in probe.last_hand_points[0])
