@@ -27,6 +27,8 @@ from hearts_env.observe import OBS_DIM, decode, observe
 from hearts_env.rules import Rules
 from hearts_env.state import PLAY, State
 
+from .heuristic.table import Table
+
 HEARTS = cards.HEARTS
 # The 7 non-empty sets of the three other seats (bit i: relative seat i + 1), for Hall's condition.
 SEAT_SUBSETS = np.array([[(m >> i) & 1 for i in range(3)] for m in range(1, 8)], dtype=bool)  # [7, 3]
@@ -111,18 +113,13 @@ class SearchAgent:
         """``K`` engine states per observation, in relative seats, the unseen cards placed at random."""
         rules = self.rules
         pieces = decode(observation)
+        seen = Table(observation, mask)  # the card sets the seat knows, as the bots read them
         n = observation.shape[0] * k
         rep = lambda a: np.repeat(a, k, axis=0)  # noqa: E731
-        bits = lambda m: cards.from_mask(m > 0)  # noqa: E731
-
-        hand = rep(bits(pieces["hand"]))
-        passed = rep(bits(pieces["passed"]))
-        received = rep(bits(pieces["received"]))
-        played = rep(bits(pieces["played_by"]))  # [N, 4]
-        trick_cards = rep(pieces["trick"] > 0)  # [N, 4, 52]
-        voids = rep(pieces["voids"] > 0)  # [N, 4, 4]
-        direction = pieces["pass_direction"]  # receiving relative seat, one-hot (zeros: no pass)
-        offset = rep(np.where(direction.any(axis=1), direction.argmax(axis=1), 0))
+        hand, passed, received = rep(seen.hand), rep(seen.passed), rep(seen.received)
+        played = rep(seen.played_by)  # [N, 4] by relative seat
+        voids = rep(seen.voids)  # [N, 4, 4]
+        offset = rep(seen.pass_offset)  # receiving relative seat (0: no pass)
 
         state = State.empty(rules, n)
         state.phase[:] = PLAY
@@ -132,32 +129,31 @@ class SearchAgent:
         state.scores[:] = rep(np.rint(pieces["scores"] * rules.target_score).astype(np.int64))
         state.played[:] = played
         state.voids[:] = voids
-        in_trick = trick_cards.any(axis=2)
-        state.trick[:] = np.where(in_trick, trick_cards.argmax(axis=2), -1)
-        state.num_in_trick[:] = in_trick.sum(axis=1)
+        state.trick[:] = rep(seen.trick_card)
+        state.num_in_trick[:] = rep(seen.in_trick)
         leader = rep(pieces["trick_leader"])
         state.leader[:] = np.where(leader.any(axis=1), leader.argmax(axis=1), 0)
         state.trick_number[:] = rep(np.rint(pieces["trick_number"][:, 0] * rules.hand_size).astype(np.int64))
-        state.hearts_broken[:] = rep(pieces["hearts_broken"][:, 0] > 0)
-        state.legal[:] = rep(cards.from_mask(mask))
+        state.hearts_broken[:] = rep(seen.hearts_broken)
+        state.legal[:] = rep(seen.legal)
         # Passes as this seat knows them: its own, and the one it received. (The other seats'
         # passes are unknown, so in the rollouts those seats do not remember what they passed.)
         has_pass = offset > 0
         rows = has_pass.nonzero()[0]
         state.passed[rows, 0] = passed[rows]
         state.passed[rows, (4 - offset[rows]) % 4] = received[rows]
-        state.taken[:] = self._taken(pieces, played, trick_cards, k)
+        state.taken[:] = self._taken(rep(seen.points_taken), rep(seen.played & ~seen.trick_bits),
+                                     rep(pieces["jack_taken"] > 0))
 
         hands = self._deal_unseen(hand, played, passed, offset, voids)
         state.hands[:] = hands
         state.dealt[:] = hands | played
         return state
 
-    def _taken(self, pieces, played, trick_cards, k) -> np.ndarray:
-        """Cards won so far, as far as scoring needs them: the point cards, by the points each seat took."""
-        n = played.shape[0]
-        points = np.rint(np.repeat(pieces["points_taken"], k, axis=0) * 26).astype(np.int64)  # [N, 4]
-        done = np.bitwise_or.reduce(played, axis=1) & ~cards.from_mask(trick_cards.any(axis=1))
+    def _taken(self, points: np.ndarray, done: np.ndarray, jack: np.ndarray) -> np.ndarray:
+        """Cards won so far, as far as scoring needs them: the point cards among ``done`` (the cards
+        of finished tricks), by the ``points`` each seat took; J♦ with the seat that took it."""
+        n = points.shape[0]
         taken = np.zeros((n, 4), dtype=np.uint64)
         queen_done = (done & cards.BIT[cards.QUEEN_OF_SPADES]) != 0
         # Q♠ goes to a seat with 13 points or more. Two seats with exactly 13 (Q♠ and all the
@@ -174,7 +170,6 @@ class SearchAgent:
             full = np.zeros((n, 52), dtype=bool)
             full[:, 13 * HEARTS:13 * HEARTS + 13] = mine
             taken[:, seat] |= cards.from_mask(full)
-        jack = np.repeat(pieces["jack_taken"], k, axis=0) > 0
         taken |= np.where(jack, cards.BIT[cards.JACK_OF_DIAMONDS], cards.NO_CARDS)
         return taken
 
