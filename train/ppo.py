@@ -79,12 +79,18 @@ def collect(net: PolicyNet, league: League, rules: Rules, config: TrainConfig, i
     generator = torch.Generator().manual_seed(int(rng.integers(2**62)))
 
     longest = rules.hand_size + rules.pass_count  # decisions of one seat in one hand, at most
-    obs_buf = np.zeros((tables, players, longest, OBS_DIM), dtype=np.float32)
-    mask_buf = np.zeros((tables, players, longest, 52), dtype=bool)
-    action_buf = np.zeros((tables, players, longest), dtype=np.int64)
-    logp_buf = np.zeros((tables, players, longest), dtype=np.float32)
-    value_buf = np.zeros((tables, players, longest), dtype=np.float32)
-    count = np.zeros((tables, players), dtype=np.int64)
+    # One trajectory slot per learner (table, seat), numbered in row-major order, so the rows
+    # handed to the update come in the same order as with a [tables, players] layout; bot seats
+    # get no buffer (with one learner per table that is a quarter of the memory).
+    slots = int(learner.sum())
+    slot_of = np.full((tables, players), -1, dtype=np.int64)
+    slot_of[learner] = np.arange(slots)
+    obs_buf = np.zeros((slots, longest, OBS_DIM), dtype=np.float32)
+    mask_buf = np.zeros((slots, longest, 52), dtype=bool)
+    action_buf = np.zeros((slots, longest), dtype=np.int64)
+    logp_buf = np.zeros((slots, longest), dtype=np.float32)
+    value_buf = np.zeros((slots, longest), dtype=np.float32)
+    count = np.zeros(slots, dtype=np.int64)
     rows = np.arange(tables)
     decisions = 0
 
@@ -104,14 +110,14 @@ def collect(net: PolicyNet, league: League, rules: Rules, config: TrainConfig, i
                 probs = torch.softmax(logits, dim=-1).cpu()
                 chosen = torch.multinomial(probs, 1, generator=generator).squeeze(-1)
                 logp = torch.log(probs.gather(1, chosen[:, None]).squeeze(1).clamp_min(1e-12))
-            g, s = rows[mine], seat[mine]
-            k = count[g, s]
-            obs_buf[g, s, k] = obs[mine]
-            mask_buf[g, s, k] = mask[mine]
-            action_buf[g, s, k] = chosen.numpy()
-            logp_buf[g, s, k] = logp.numpy()
-            value_buf[g, s, k] = value.cpu().numpy()
-            count[g, s] += 1
+            slot = slot_of[rows[mine], seat[mine]]
+            k = count[slot]
+            obs_buf[slot, k] = obs[mine]
+            mask_buf[slot, k] = mask[mine]
+            action_buf[slot, k] = chosen.numpy()
+            logp_buf[slot, k] = logp.numpy()
+            value_buf[slot, k] = value.cpu().numpy()
+            count[slot] += 1
             actions[mine] = chosen.numpy()
         for other in np.unique(code[live & ~mine]):
             theirs = live & (code == other)
@@ -126,8 +132,8 @@ def collect(net: PolicyNet, league: League, rules: Rules, config: TrainConfig, i
     else:
         reward = -points * REWARD_SCALE
 
-    advantage = gae(value_buf, count, reward, config.gamma, config.gae_lambda)
-    valid = np.arange(longest)[None, None, :] < count[:, :, None]
+    advantage = gae(value_buf, count, reward[learner], config.gamma, config.gae_lambda)
+    valid = np.arange(longest)[None, :] < count[:, None]
     shooter = state.last_hand_moon
     moon = shooter.any(axis=1)
     return Rollout(
@@ -140,19 +146,19 @@ def collect(net: PolicyNet, league: League, rules: Rules, config: TrainConfig, i
 
 
 def gae(values: np.ndarray, count: np.ndarray, reward: np.ndarray, gamma: float, lam: float) -> np.ndarray:
-    """Advantages ``[tables, P, L]`` for trajectories of ``count`` steps with a final reward."""
+    """Advantages ``[..., L]`` for trajectories ``values[..., L]`` of ``count[...]`` steps with a final ``reward[...]``."""
     longest = values.shape[-1]
     advantage = np.zeros_like(values)
-    running = np.zeros(values.shape[:2], dtype=np.float32)
+    running = np.zeros(values.shape[:-1], dtype=np.float32)
     for t in range(longest - 1, -1, -1):
         inside = t < count
         last = t == count - 1
-        next_value = values[:, :, t + 1] if t + 1 < longest else np.zeros(values.shape[:2], np.float32)
+        next_value = values[..., t + 1] if t + 1 < longest else np.zeros(values.shape[:-1], np.float32)
         # Only the last step of a trajectory sees the reward; the others bootstrap from V(t+1).
-        delta = np.where(last, reward - values[:, :, t], gamma * next_value - values[:, :, t])
+        delta = np.where(last, reward - values[..., t], gamma * next_value - values[..., t])
         running = np.where(last, delta, delta + gamma * lam * running)
         running = np.where(inside, running, 0.0)
-        advantage[:, :, t] = running
+        advantage[..., t] = running
     return advantage
 
 
