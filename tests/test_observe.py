@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import assume, given, settings, strategies as st
 
 import hearts_env as he
 from hearts_env import cards, observe
@@ -167,7 +167,10 @@ def test_hidden_cards_do_not_change_the_observation(variant, steps, seed):
             if state.current_player[g] == seat:
                 np.testing.assert_array_equal(he.legal_mask(other), he.legal_mask(state.take([g])))
             checked += 1
-    assert checked > 0 or steps > 100
+    # At a hand's last card (all games step together, so e.g. after 63 decisions with a pass)
+    # nothing hidden can be relabelled: hypothesis discards such examples, and fails the test as
+    # unsatisfiable if it cannot find enough where something was checked.
+    assume(checked > 0)
 
 
 @settings(max_examples=10, deadline=None)
