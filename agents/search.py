@@ -197,7 +197,8 @@ class SearchAgent:
         may_hold = ~voids[:, 1:, :]  # [N, 3 seats, 4 suits]
         # confined[n, subset, suit]: every seat that may hold the suit is in the subset.
         confined = ~(may_hold[:, None, :, :] & ~SEAT_SUBSETS[None, :, :, None]).any(axis=2)  # [N, 7, 4]
-        left = np.stack([mask[:, 13 * t:13 * t + 13].sum(axis=1) for t in range(4)], axis=1)  # [N, 4] per suit
+        left = mask.reshape(n, 4, 13).sum(axis=2)  # [N, 4] unplaced cards per suit
+        subsets = SEAT_SUBSETS.T.astype(np.int64)  # [3 seats, 7 subsets]
         freedom = may_hold.sum(axis=1)[:, suit]  # [N, 52]
         key = np.where(mask, freedom + self.rng.random((n, 52)), np.inf)
         order = np.argsort(key, axis=1)  # most constrained cards first, random order within
@@ -206,12 +207,12 @@ class SearchAgent:
             live = mask[rows, c]
             s_c = suit[c]
             left[rows, s_c] -= live
+            need = (confined * left[:, None, :]).sum(axis=2)  # [N, 7] cards only each subset may hold
+            capacity = room @ subsets  # [N, 7] room of each subset
             weight = np.zeros((n, 3))
             for seat in range(3):
-                after = room.copy()
-                after[:, seat] -= 1
-                need = (confined * left[:, None, :]).sum(axis=2)  # [N, 7]
-                fits = (need <= after @ SEAT_SUBSETS.T.astype(np.int64)).all(axis=1)
+                # Hall's condition once this card has gone to ``seat``.
+                fits = (need <= capacity - subsets[seat]).all(axis=1)
                 ok = may_hold[rows, seat, s_c] & (room[:, seat] > 0) & fits
                 weight[:, seat] = np.where(ok, room[:, seat], 0)
             stuck = live & (weight.sum(axis=1) == 0)
