@@ -202,7 +202,8 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     arena.add_argument("agents", nargs="*", metavar="AGENT",
-                       help="agent specs: random, easy, normal, hard, ckpt:PATH, onnx:PATH")
+                       help="agent specs: random, easy, normal, hard, ppo-classic, ppo-two-player, "
+                       "search and ppo-classic-search (slow), ckpt:PATH, onnx:PATH")
     arena.add_argument("--vs", metavar="OPPONENT",
                        help="opponent in the other seats (head2head, or fills a table)")
     arena.add_argument("--format", choices=("head2head", "table", "roundrobin"))

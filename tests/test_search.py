@@ -113,6 +113,24 @@ def test_the_searching_seat_can_follow_its_own_policy_in_the_rollouts():
     assert sum(seen) == 8 * 2 * 11
 
 
+def test_the_policy_search_player_searches_over_the_shipped_policy():
+    pytest.importorskip("torch")
+    from agents import POLICY_SEARCH_DETERMINIZATIONS
+
+    agent = make("ppo-classic-search", seed=0)
+    assert agent.determinizations == POLICY_SEARCH_DETERMINIZATIONS
+    assert type(agent.rollout) is type(make("hard"))
+    states = random_states(CLASSIC, 64, 30, 5)  # its own later cards and passes are the policy's
+    obs, mask = observe(states), he.legal_mask(states)
+    policy = make("ppo-classic").act(obs, mask).tolist()
+    assert agent.own.act(obs, mask).tolist() == policy and agent.base.act(obs, mask).tolist() == policy
+    state = queen_position()
+    assert agent.act(observe(state), he.legal_mask(state)).tolist() == [cards.parse_card("2S")]
+    with pytest.raises(ValueError, match="classic"):
+        make("ppo-classic-search", rules="two_player")
+    assert "ppo-classic-search" not in builtin("classic") and "ppo-classic-search" in builtin("classic", slow=True)
+
+
 def legal_texts(state):
     return {cards.card_text(c) for c in cards.cards_of(state.legal[0])}
 
