@@ -62,7 +62,7 @@ def _search(seed):
 register("search", _search, rules="classic", slow=True)
 
 #: Sampled deals per decision of ``ppo-classic-search``. Against three hard bots on the same 400
-#: deals, 32 took 5.59 points per hand and 64 took 5.38 (the policy alone 6.29); 64 plays about 60
+#: deals, 32 took 5.59 points per hand and 64 took 5.38 (the policy alone 6.29); 64 makes about 50
 #: decisions per second on two cores (docs/training.md).
 POLICY_SEARCH_DETERMINIZATIONS = 64
 
@@ -70,7 +70,8 @@ POLICY_SEARCH_DETERMINIZATIONS = 64
 def _policy_search(seed):
     from .search import SearchAgent
 
-    agent = SearchAgent("classic", rollout="hard", own="ppo-classic", base="ppo-classic",
+    policy = make("ppo-classic", seed=seed)  # loaded once: it plays the later cards and the passes
+    agent = SearchAgent("classic", rollout="hard", own=policy, base=policy,
                         determinizations=POLICY_SEARCH_DETERMINIZATIONS, seed=seed)
     agent.name = f"search(ppo-classic over hard, {POLICY_SEARCH_DETERMINIZATIONS})"
     return agent
