@@ -5,6 +5,9 @@ Sizes come from ``hearts_env.observe`` (never hard-coded). Illegal actions are m
 finite negative (``MASKED_LOGIT``), not ``-inf``: ``-inf`` turns into NaN in softmax gradients and
 in exported models.
 
+``widened(net, hidden)`` grows a trained network into a larger one that computes exactly the same
+function (Net2Net-style), so a fine-tuning run can add capacity without starting over.
+
 ``PolicyAgent`` is the agent-protocol face of a network (``act(observation, action_mask)``): the
 most probable legal card by default, or a sample with ``sample=True``. ``ckpt:PATH`` specs load one
 through :func:`agents.checkpoint.load_policy`, which never unpickles code.
@@ -48,6 +51,50 @@ class PolicyNet(nn.Module):
         logits = self.policy_head(features)
         logits = torch.where(action_mask.bool(), logits, torch.full_like(logits, MASKED_LOGIT))
         return logits, self.value_head(features).squeeze(-1)
+
+
+def is_growth(old_hidden: Sequence[int], new_hidden: Sequence[int]) -> bool:
+    """Whether ``new_hidden`` keeps every layer of ``old_hidden`` at least as wide, appended layers
+    included (they must carry the last old layer's units through)."""
+    old, new = list(old_hidden), list(new_hidden)
+    if not old or len(new) < len(old) or any(n < o for n, o in zip(new, old)):
+        return False
+    return all(n >= old[-1] for n in new[len(old):])
+
+
+@torch.no_grad()
+def widened(net: PolicyNet, hidden: Sequence[int]) -> PolicyNet:
+    """A network with layers ``hidden`` whose logits and value equal ``net``'s on every input.
+
+    The old units keep their weights in the leading rows; new units get fresh incoming weights and
+    zero weight into every old unit and head, so they change nothing until training uses them.
+    Layers appended after the old ones start as identities on the old units: their inputs come out
+    of a ReLU and are never negative, so ReLU(x) = x passes them through unchanged.
+    """
+    if not is_growth(net.hidden, hidden):
+        raise ValueError(f"cannot grow layers {list(net.hidden)} into {list(hidden)}: every layer must stay at "
+                         f"least as wide and appended layers at least {net.hidden[-1] if net.hidden else 0} wide")
+    grown = PolicyNet(hidden=hidden, obs_dim=net.obs_dim)
+    old_layers = [m for m in net.trunk if isinstance(m, nn.Linear)]
+    new_layers = [m for m in grown.trunk if isinstance(m, nn.Linear)]
+    live = net.obs_dim  # leading inputs of the current layer that carry the old network's signal
+    for depth, layer in enumerate(new_layers):
+        if depth < len(old_layers):
+            source = old_layers[depth]
+            rows = source.out_features
+            layer.weight[:rows, :live] = source.weight
+            layer.bias[:rows] = source.bias
+        else:
+            rows = live
+            layer.weight[:rows, :live] = torch.eye(live)
+            layer.bias[:rows] = 0.0
+        layer.weight[:rows, live:] = 0.0
+        live = rows
+    for old_head, new_head in ((net.policy_head, grown.policy_head), (net.value_head, grown.value_head)):
+        new_head.weight.zero_()
+        new_head.weight[:, :live] = old_head.weight
+        new_head.bias.copy_(old_head.bias)
+    return grown
 
 
 class PolicyAgent:

@@ -18,7 +18,7 @@ torch = pytest.importorskip("torch")
 import hearts_env as he  # noqa: E402
 from agents import make  # noqa: E402
 from agents.checkpoint import CheckpointError, load_net, load_policy, save  # noqa: E402
-from agents.policy import MASKED_LOGIT, PolicyNet  # noqa: E402
+from agents.policy import MASKED_LOGIT, PolicyNet, widened  # noqa: E402
 from hearts_env.observe import OBS_DIM, observe  # noqa: E402
 from train.config import ConfigError, load_config  # noqa: E402
 from train.ppo import gae  # noqa: E402
@@ -201,6 +201,28 @@ def test_kill_and_resume_ends_like_an_uninterrupted_run(tmp_path):
         torch.testing.assert_close(x, y)
 
 
+@pytest.mark.parametrize("hidden", [[16, 8], [40, 8], [16, 24], [40, 24, 8, 64]])
+def test_a_widened_network_computes_what_the_original_computes(hidden):
+    torch.manual_seed(1)
+    small = PolicyNet(hidden=[16, 8])
+    for parameter in small.parameters():  # non-zero everywhere, so a misplaced weight shows
+        parameter.data.normal_()
+    big = widened(small, hidden)
+    assert big.hidden == tuple(hidden)
+    observation = torch.rand(64, OBS_DIM) * 2 - 0.5
+    mask = torch.rand(64, 52) > 0.3
+    for got, want in zip(big(observation, mask), small(observation, mask)):
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-4)
+    if hidden[0] > 16:  # new units start alive (fresh incoming weights), or training could never use them
+        assert big.trunk[0].weight[16:].abs().sum() > 0
+
+
+@pytest.mark.parametrize("hidden", [[8, 8], [16], [16, 8, 4]])
+def test_widening_refuses_to_shrink(hidden):
+    with pytest.raises(ValueError, match="cannot grow"):
+        widened(PolicyNet(hidden=[16, 8]), hidden)
+
+
 def test_init_from_starts_from_a_saved_policy_and_refuses_what_does_not_fit(tmp_path):
     from train.ppo import Run
 
@@ -212,6 +234,11 @@ def test_init_from_starts_from_a_saved_policy_and_refuses_what_does_not_fit(tmp_
         torch.testing.assert_close(x, y)
     with pytest.raises(CheckpointError, match=r"hidden"):
         Run(config.model_copy(update={"hidden": [8, 8]}), runs_dir=tmp_path / "other", log=lambda message: None)
+    grown = Run(config.model_copy(update={"hidden": [24, 16, 16]}), runs_dir=tmp_path / "grown",
+                log=lambda message: None)
+    observation = torch.rand(32, OBS_DIM)
+    mask = torch.ones(32, 52, dtype=torch.bool)
+    torch.testing.assert_close(grown.net(observation, mask), source(observation, mask))
     two_player = load_config(SMOKE, ["hidden=[16, 16]", "imitation.teacher=null", f"init_from={path}",
                                      "rules=two_player"])
     with pytest.raises(CheckpointError, match="rules"):

@@ -30,7 +30,7 @@ import torch
 from torch import nn
 
 from agents.checkpoint import CheckpointError, load, load_net, save
-from agents.policy import PolicyAgent, PolicyNet
+from agents.policy import PolicyAgent, PolicyNet, is_growth, widened
 from hearts_env import deal, engine
 from hearts_env.observe import OBS_DIM, observe
 from hearts_env.rules import Rules
@@ -284,13 +284,20 @@ class Run:
             self.league.add_snapshot(net, snap["meta"]["iteration"])
 
     def _warm_start(self, path: str) -> None:
-        """Start from a saved policy's weights (same rules, observation version and layer sizes)."""
+        """Start from a saved policy's weights (same rules and observation version). A larger
+        ``hidden`` grows the saved network first, keeping what it computes (``widened``)."""
         net, meta = load_net(path, self.rules)
-        if list(meta["hidden"]) != list(self.config.hidden):
+        if list(meta["hidden"]) == list(self.config.hidden):
+            self.net.load_state_dict(net.state_dict())
+            self.log(f"started from the weights of {path}")
+        elif is_growth(meta["hidden"], self.config.hidden):
+            self.net.load_state_dict(widened(net, self.config.hidden).state_dict())
+            self.log(f"started from the weights of {path}, grown from layers {list(meta['hidden'])} to "
+                     f"{list(self.config.hidden)} (same outputs)")
+        else:
             raise CheckpointError(f"init_from {path}: its layers are {meta['hidden']}, this run's hidden is "
-                                  f"{self.config.hidden}; set hidden to match")
-        self.net.load_state_dict(net.state_dict())
-        self.log(f"started from the weights of {path}")
+                                  f"{self.config.hidden}; set hidden to match or to a growth of it (each layer at "
+                                  f"least as wide, appended layers at least as wide as its last)")
 
     def _snapshot(self) -> None:
         self.league.add_snapshot(self.net, self.iteration)
