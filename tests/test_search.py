@@ -2,9 +2,6 @@
 change its choice, it avoids a card that plainly loses, and the distillation commands run end to end."""
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,11 +13,11 @@ from agents import builtin, make
 from agents.search import SearchAgent
 from hearts_env import cards
 from hearts_env.observe import observe
+from tests.commands import hearts
 from tests.scripted import game, play
 from tests.test_observe import random_states, relabel_hidden
 
 CLASSIC = he.Rules.preset("classic")
-ROOT = Path(__file__).resolve().parent.parent
 
 
 @settings(max_examples=8, deadline=None)
@@ -141,11 +138,6 @@ def test_two_player_rules_are_refused_and_default_line_ups_leave_it_out():
     with pytest.raises(ValueError, match="classic"):
         make("search", rules="two_player")
     assert "search" not in builtin("classic") and "search" in builtin("classic", slow=True)
-
-
-def hearts(*args):
-    return subprocess.run([sys.executable, "-m", "hearts_env.cli", *args], capture_output=True, text=True,
-                          cwd=ROOT, timeout=300)
 
 
 def test_distill_collect_and_fit_end_to_end(tmp_path):

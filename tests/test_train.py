@@ -20,6 +20,7 @@ from agents import make  # noqa: E402
 from agents.checkpoint import CheckpointError, load_net, load_policy, save  # noqa: E402
 from agents.policy import MASKED_LOGIT, PolicyNet, widened  # noqa: E402
 from hearts_env.observe import OBS_DIM, observe  # noqa: E402
+from tests.commands import hearts  # noqa: E402
 from train.config import ConfigError, load_config  # noqa: E402
 from train.ppo import gae  # noqa: E402
 
@@ -133,11 +134,6 @@ def test_loading_never_runs_code(tmp_path):
 
 
 # ---- the CLI end to end ------------------------------------------------------------------------
-
-def hearts(*args, **kw):
-    return subprocess.run([sys.executable, "-m", "hearts_env.cli", *args], capture_output=True, text=True,
-                          cwd=ROOT, **kw)
-
 
 def test_train_smoke_end_to_end(tmp_path):
     done = hearts("train", SMOKE, *TINY, "--runs-dir", str(tmp_path), "--no-progress", timeout=300)
