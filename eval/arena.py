@@ -448,9 +448,14 @@ def _build_records(plan: Plan, deals: DealSet, games: Games, rec: _Recorder) -> 
 _JOB: dict | None = None  # the job a worker process runs (inherited by fork, never pickled)
 
 
-def _init_worker(job: dict) -> None:
+def _set_job(job: dict) -> None:
     global _JOB
     _JOB = job
+
+
+def _init_worker(job: dict) -> None:
+    """Set up a forked worker process (never the caller's own process)."""
+    _set_job(job)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     torch = sys.modules.get("torch")
     if torch is not None:
@@ -549,7 +554,7 @@ def run(
     started = time.perf_counter()
     try:
         if workers == 1:
-            _init_worker(job)
+            _set_job(job)  # in this process: its torch thread count is the caller's to keep
             results = map(_run_unit, units)
             pool = None
         else:

@@ -243,6 +243,20 @@ def test_init_from_starts_from_a_saved_policy_and_refuses_what_does_not_fit(tmp_
         load_config(SMOKE, [f"init_from={path}", "imitation.teacher=hard"])
 
 
+def test_an_arena_in_the_callers_process_keeps_its_torch_threads(tmp_path):
+    """Training evaluates with ``workers=1``; that must not leave the training run on one thread."""
+    from eval import arena
+
+    path = save(tmp_path / "p.pt", PolicyNet(hidden=[8]), rules_meta())
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        arena.head_to_head(f"ckpt:{path}", "easy", deals=4, workers=1, seed=0, progress=False)
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+
+
 def test_arena_with_a_checkpoint_and_two_workers_does_not_hang(tmp_path):
     """Worker processes are forked after the parent loaded a checkpoint (and started torch's
     thread pool); they must not wait forever on the pool's copied locks."""
