@@ -73,7 +73,9 @@ class TrainConfig(_Strict):
     league: LeagueConfig = Field(default_factory=LeagueConfig)
     imitation: ImitationConfig = Field(default_factory=ImitationConfig)
     init_from: Optional[str] = Field(
-        None, description="policy checkpoint whose weights start the run (fine-tuning); instead of imitation")
+        None, description="policy checkpoint whose weights start the run (fine-tuning); instead of imitation. "
+                          "A larger hidden grows it first (each layer at least as wide, layers may be appended), "
+                          "keeping what it computes")
     eval_every: int = Field(20, ge=0, description="iterations between arena evaluations (0: never)")
     eval_deals: int = Field(200, ge=1)
     eval_opponents: list[str] = Field(default_factory=lambda: ["easy", "normal", "hard"])
