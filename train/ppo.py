@@ -363,7 +363,8 @@ class Run:
                          f"decisions, {rate:,.0f} decisions/s, points/hand {batch.learner_points.mean():.2f}"
                          + (f", eval {last_eval}" if self.iteration % max(config.eval_every, 1) == 0 and last_eval else ""))
             bar.update(min(len(batch.action), max(0, config.total_decisions - bar.n)))
-            bar.set_postfix(dec_s=f"{rate:,.0f}", pts=f"{batch.learner_points.mean():.2f}", refresh=False)
+            bar.set_postfix(dec_s=f"{rate:,.0f}", pts=f"{batch.learner_points.mean():.2f}",
+                            **{f"vs_{name}": f"{points:.2f}" for name, points in last_eval.items()}, refresh=False)
         bar.close()
         self.checkpoint()
         policy = save(self.dir / "policy.pt", self.net.cpu(), self.meta())
