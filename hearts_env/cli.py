@@ -238,7 +238,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    # argparse fills a positional list from one run of words only, so KEY=VALUE overrides written
+    # after an option (``hearts train CONFIG --resume total_decisions=1e8``) come back unparsed.
+    if extra and hasattr(args, "overrides") and all("=" in word and not word.startswith("-") for word in extra):
+        args.overrides += extra
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     args.argv = list(sys.argv[1:] if argv is None else argv)
     try:
         return args.func(args)

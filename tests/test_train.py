@@ -158,6 +158,10 @@ def test_train_smoke_end_to_end(tmp_path):
     assert again.returncode == 2 and "--resume" in again.stderr
     bad = hearts("train", SMOKE, "learning_rat=1", "--runs-dir", str(tmp_path))
     assert bad.returncode == 2 and "learning_rat" in bad.stderr
+    late = hearts("train", SMOKE, "--runs-dir", str(tmp_path), "learning_rat=1")  # overrides after an option
+    assert late.returncode == 2 and "learning_rat" in late.stderr and "unrecognized" not in late.stderr
+    stray = hearts("train", SMOKE, "--runs-dir", str(tmp_path), "stray")
+    assert stray.returncode == 2 and "unrecognized arguments: stray" in stray.stderr
 
 
 def test_kill_and_resume_ends_like_an_uninterrupted_run(tmp_path):
