@@ -30,7 +30,7 @@ import torch
 from torch import nn
 
 from agents.checkpoint import CheckpointError, load, load_net, save
-from agents.policy import PolicyAgent, PolicyNet, is_growth, widened
+from agents.policy import PolicyAgent, PolicyNet, widened
 from hearts_env import deal, engine
 from hearts_env.observe import OBS_DIM, observe
 from hearts_env.rules import Rules
@@ -287,17 +287,14 @@ class Run:
         """Start from a saved policy's weights (same rules and observation version). A larger
         ``hidden`` grows the saved network first, keeping what it computes (``widened``)."""
         net, meta = load_net(path, self.rules)
-        if list(meta["hidden"]) == list(self.config.hidden):
-            self.net.load_state_dict(net.state_dict())
-            self.log(f"started from the weights of {path}")
-        elif is_growth(meta["hidden"], self.config.hidden):
-            self.net.load_state_dict(widened(net, self.config.hidden).state_dict())
-            self.log(f"started from the weights of {path}, grown from layers {list(meta['hidden'])} to "
-                     f"{list(self.config.hidden)} (same outputs)")
-        else:
-            raise CheckpointError(f"init_from {path}: its layers are {meta['hidden']}, this run's hidden is "
-                                  f"{self.config.hidden}; set hidden to match or to a growth of it (each layer at "
-                                  f"least as wide, appended layers at least as wide as its last)")
+        try:
+            start = widened(net, self.config.hidden)  # an exact copy when the sizes match
+        except ValueError as err:
+            raise CheckpointError(f"init_from {path}: {err}; or set hidden to its layers") from None
+        self.net.load_state_dict(start.state_dict())
+        grown = "" if list(meta["hidden"]) == list(self.config.hidden) else (
+            f", grown from layers {list(meta['hidden'])} to {list(self.config.hidden)} (same outputs)")
+        self.log(f"started from the weights of {path}{grown}")
 
     def _snapshot(self) -> None:
         self.league.add_snapshot(self.net, self.iteration)
