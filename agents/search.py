@@ -34,6 +34,23 @@ HEARTS = cards.HEARTS
 SEAT_SUBSETS = np.array([[(m >> i) & 1 for i in range(3)] for m in range(1, 8)], dtype=bool)  # [7, 3]
 
 
+def finish_hands(state: State, seat: np.ndarray, own, others) -> None:
+    """Play every game of ``state`` to the end of its hand, in place: ``own`` plays the cards of
+    ``seat[g]`` in game ``g``, ``others`` every other seat (agents, given only observations)."""
+    while not state.done.all():
+        live = (~state.done).nonzero()[0]
+        sub = state.take(live) if live.size < state.batch_size else state
+        obs, mask = observe(sub), engine.legal_mask(sub)
+        acts = np.zeros(live.size, dtype=np.int64)
+        mine = sub.current_player == seat[live]
+        for agent, rows in ((own, mine), (others, ~mine)):
+            if rows.any():
+                acts[rows] = agent.act(obs[rows], mask[rows])
+        full = np.zeros(state.batch_size, dtype=np.int64)
+        full[live] = acts
+        engine.step_inplace(state, full, live)
+
+
 class SearchAgent:
     def __init__(self, rules: Rules | str = "classic", rollout="hard", base="hard", own=None,
                  determinizations: int = 16, seed: int | None = None, chunk: int = 64):
@@ -86,26 +103,10 @@ class SearchAgent:
         world = (decision[:, None] * k + np.arange(k)[None, :]).reshape(-1)
         state = worlds.take(world)
         engine.step_inplace(state, np.repeat(card, k))
-        self._finish(state)
+        finish_hands(state, np.zeros(state.batch_size, dtype=np.int64), self.own, self.rollout)
         values = np.full((b, 52), np.inf)
         values[decision, card] = state.last_hand_points[:, 0].reshape(-1, k).mean(axis=1)
         return values
-
-    def _finish(self, state: State) -> None:
-        """Play every game to the end of the hand: ``own`` in seat 0 (the searching seat), the
-        rollout agent in the others."""
-        while not state.done.all():
-            live = (~state.done).nonzero()[0]
-            sub = state.take(live) if live.size < state.batch_size else state
-            obs, mask = observe(sub), engine.legal_mask(sub)
-            acts = np.zeros(live.size, dtype=np.int64)
-            mine = sub.current_player == 0
-            for agent, rows in ((self.own, mine), (self.rollout, ~mine)):
-                if rows.any():
-                    acts[rows] = agent.act(obs[rows], mask[rows])
-            full = np.zeros(state.batch_size, dtype=np.int64)
-            full[live] = acts
-            engine.step_inplace(state, full, live)
 
     # ---- rebuilding states from the observation --------------------------------------------
 

@@ -142,7 +142,7 @@ def test_two_player_rules_are_refused_and_default_line_ups_leave_it_out():
 
 def test_distill_collect_and_fit_end_to_end(tmp_path):
     torch = pytest.importorskip("torch")
-    from agents.checkpoint import load_policy, save
+    from agents.checkpoint import load_net, load_policy, save
     from agents.policy import PolicyNet
 
     torch.manual_seed(0)
@@ -165,6 +165,22 @@ def test_distill_collect_and_fit_end_to_end(tmp_path):
     assert fitted.returncode == 0, fitted.stderr
     assert json.loads(fitted.stdout)["examples"] == examples
     load_policy(out, rules=CLASSIC)
+    # The rollout teacher (each legal card played out on the real deal), fitted by regression.
+    rolled = tmp_path / "rolled"
+    done = hearts("distill", "collect", str(student), "--out", str(rolled), "--hands", "8", "--tables", "8",
+                  "--workers", "1", "--teacher", "rollout")
+    assert done.returncode == 0, done.stderr
+    with np.load(next(rolled.glob("shard_*.npz"))) as data:
+        mask = np.unpackbits(data["mask"], axis=1, count=52).astype(bool)
+        values = data["values"]
+        assert json.loads(str(data["meta"]))["teacher"] == "rollout"
+    assert np.isfinite(values[mask]).all() and np.isinf(values[~mask]).all() and (mask.sum(axis=1) > 1).all()
+    assert set(np.unique(values[mask])) <= set(range(27))  # one real deal: whole points of one hand
+    fitted = hearts("distill", "fit", str(student), "--data", str(rolled), "--out", str(out), "--epochs", "1",
+                    "--loss", "regression")
+    assert fitted.returncode == 0, fitted.stderr
+    assert json.loads(fitted.stdout)["loss"] == "regression"
+    assert load_net(out, rules=CLASSIC)[1]["distilled"]["loss"] == "regression"
     # Bad input: named, exit code 2.
     empty = hearts("distill", "fit", str(student), "--data", str(tmp_path / "none"), "--out", str(out))
     assert empty.returncode == 2 and "no shard" in empty.stderr
@@ -197,3 +213,96 @@ def test_the_teacher_overrules_the_student_only_by_more_than_the_margin():
     np.testing.assert_array_equal(target[0], own[0])
     assert target[1].argmax() == 1 and target[1, 1] > target[1, 2] > target[1, 0] and target[1, 3:].sum() == 0
     np.testing.assert_allclose(target.sum(axis=1), 1, rtol=1e-6)
+
+
+def one_hand(state):
+    """The same games, stopping when the current hand is scored (as the collected tables do)."""
+    state = state.copy()
+    state.final_hand[:] = state.hand_number
+    return state
+
+
+def test_rollout_labels_play_each_card_out_on_the_real_deal():
+    # The queen position: K♠ takes Q♠ on the real deal, 2♠ leaves it with seat 2.
+    from train.distill import branch, rollout_values
+
+    state = one_hand(queen_position())
+    mask = he.legal_mask(state)
+    hard = make("hard", seed=0)
+    values = rollout_values([branch(state, np.array([0]), mask)], np.array([0]), own=hard, others=hard)[0]
+    king, two = cards.parse_card("KS"), cards.parse_card("2S")
+    assert values[king] >= values[two] + 13
+    assert np.isfinite(values[mask[0]]).all() and np.isinf(values[~mask[0]]).all()
+
+
+@settings(max_examples=4, deadline=None)
+@given(steps=st.integers(12, 45), seed=st.integers(0, 2**32))
+def test_batched_rollout_labels_equal_each_card_played_out_alone(steps, seed):
+    # Two batches of decisions finished together give, card by card, the points of playing that
+    # card out alone: the bookkeeping of branches, seats and cards is exact. ``own`` and ``others``
+    # differ, so a seat mix-up would change the points.
+    from agents.search import finish_hands
+    from train.distill import branch, rollout_values
+
+    state = one_hand(random_states(CLASSIC, 12, steps, seed))
+    mask = he.legal_mask(state)
+    rows = ((state.phase == he.PLAY) & (mask.sum(axis=1) > 1)).nonzero()[0]
+    if rows.size < 2:
+        return
+    own, others = make("easy", seed=0), make("hard", seed=0)
+    learner = state.current_player.copy()
+    parts = [rows[: rows.size // 2], rows[rows.size // 2:]]
+    values = rollout_values([branch(state, part, mask[part]) for part in parts], learner, own, others)
+    assert values.shape == (rows.size, 52)
+    for i, g in enumerate(np.concatenate(parts)):
+        for card in mask[g].nonzero()[0]:
+            alone = state.take([g])
+            he.step_inplace(alone, np.array([card]))
+            finish_hands(alone, learner[[g]], own, others)
+            assert values[i, card] == alone.last_hand_points[0, learner[g]]
+        assert np.isinf(values[i, ~mask[g]]).all()
+
+
+def test_the_regression_loss_learns_only_differences_between_legal_cards():
+    torch = pytest.importorskip("torch")
+    from train.distill import centered_regression_loss
+
+    mask = torch.zeros((2, 52), dtype=torch.bool)
+    mask[:, :3] = True
+    values = torch.zeros((2, 52))
+    values[0, :3] = torch.tensor([5.0, 4.0, 9.0])
+    values[1, :3] = torch.tensor([13.0, 0.0, 26.0])
+    exact = torch.randn(2, 52)
+    exact[:, :3] = -values[:, :3] + torch.tensor([[3.0], [-7.0]])  # minus the points plus a shift per decision
+    assert centered_regression_loss(exact, values, mask).item() == pytest.approx(0, abs=1e-10)
+    illegal = exact.clone()
+    illegal[:, 3:] = 1e3  # illegal cards count for nothing
+    assert centered_regression_loss(illegal, values, mask).item() == pytest.approx(0, abs=1e-10)
+    wrong = exact.clone()
+    wrong[0, 0] += 2.6  # 0.1 in units of 26 points, on one card of six: centred, 2/3 of it on that card
+    expected = ((0.1 * 2 / 3) ** 2 + 2 * (0.1 / 3) ** 2) / 6
+    assert centered_regression_loss(wrong, values, mask).item() == pytest.approx(expected, rel=1e-4)
+
+
+def test_the_improvement_loss_is_least_at_the_old_odds_times_exp_minus_points_over_t():
+    torch = pytest.importorskip("torch")
+    from train.distill import improvement_loss
+
+    mask = torch.zeros((1, 52), dtype=torch.bool)
+    mask[0, :3] = True
+    old = torch.log(torch.tensor([[0.7, 0.2, 0.1] + [1e-9] * 49]))
+    values = torch.zeros((1, 52))
+    values[0, :3] = torch.tensor([6.0, 4.0, 13.0])
+    t = 2.0
+    best = torch.where(mask, old - values / t, torch.full_like(old, -1e9)).requires_grad_()
+    improvement_loss(best, values, mask, old, t).backward()
+    assert best.grad.abs().max().item() < 1e-6  # the minimum: no gradient
+    at_best = improvement_loss(best.detach(), values, mask, old, t).item()
+    for logits in (old.clone(), best.detach() + torch.tensor([0.3, -0.2, 0.0] + [0.0] * 49)):
+        assert improvement_loss(logits, values, mask, old, t).item() > at_best + 1e-4
+    # Linear in the points: the loss of the mean of two labels is the mean of their losses.
+    other = values.clone()
+    other[0, :3] = torch.tensor([0.0, 26.0, 1.0])
+    mean = improvement_loss(best.detach(), (values + other) / 2, mask, old, t)
+    halves = (improvement_loss(best.detach(), values, mask, old, t) + improvement_loss(best.detach(), other, mask, old, t)) / 2
+    assert mean.item() == pytest.approx(halves.item(), rel=1e-6)

@@ -1,17 +1,25 @@
-"""Distilling the search player into the policy network (one round of expert iteration).
+"""Distilling card values into the policy network (rounds of expert iteration).
 
 ``collect``: tables of one *student* seat (a policy file, played greedily) and bots in the other
 seats play one hand each, on the batched engine. At each of the student's card plays with a
-choice, the *teacher* (``agents.search.SearchAgent``) values every legal card (mean penalty
-points after it); the student's own card is then played, so the examples come from the states
-the student reaches itself (DAgger). Shards of examples are written as ``.npz`` files; several
-worker processes collect in parallel, each from its own seeds.
+choice, a *teacher* values every legal card (the penalty points of the hand after it, the student
+playing its own later cards); the student's own card is then played, so the examples come from
+the states the student reaches itself (DAgger). Two teachers:
 
-``fit``: the student learns the teacher's preferences where they are clear: cross-entropy to
-``softmax(-values / T)`` over the legal cards where the teacher rates the student's own card worse
-than its best by more than a margin, to the student's own odds elsewhere and at its passes; plus a
-value fit to the best card's points. Held-out agreement with the teacher's best card and regret
-(teacher points lost per decision) are reported. The result is a normal policy checkpoint.
+* ``search``: the search player (``agents.search.SearchAgent``), a mean over sampled deals of the
+  unseen cards: tens of labels per second;
+* ``rollout``: every legal card played out once on the *real* deal (:func:`rollout_values`): one
+  noisy but unbiased label per card, over a thousand labelled decisions per second.
+
+Shards of examples are written as ``.npz`` files; several worker processes collect in parallel,
+each from its own seeds.
+
+``fit`` trains the student on them, by one of three losses: ``imitation`` (cross-entropy to the
+teacher's preferences where they are clear, for the search's averaged values), ``regression``
+(the logits learn minus the points) or ``improvement`` (the student's odds times
+``exp(-points / T)``, learnt without bias from one-deal labels: :func:`improvement_loss`); passes
+keep the student's own odds; plus a value fit. Held-out agreement with the teacher's best card and
+regret (teacher points lost per decision) are reported. The result is a normal policy checkpoint.
 
 Command line: ``hearts distill collect|fit ...`` (``train/distill_cli.py``).
 """
@@ -34,9 +42,13 @@ from .config import REWARD_SCALE
 
 def collect_shard(student_path: str, out: Path, hands: int, seed: int, tables: int = 256,
                   determinizations: int = 12, opponent: str = "hard", rules: str = "classic",
-                  log=print) -> int:
+                  teacher: str = "search", log=print) -> int:
     """Play ``hands`` hands (``tables`` at a time) and write the student's labelled decisions to
-    ``out/shard_<seed>_<k>.npz``; returns the number of examples."""
+    ``out/shard_<seed>_<k>.npz``; returns the number of examples.
+
+    ``teacher="search"`` labels with the search player (means over ``determinizations`` sampled
+    deals); ``teacher="rollout"`` plays every legal card on the real deal instead (see
+    :func:`rollout_values`)."""
     import torch
 
     from agents import make
@@ -48,11 +60,14 @@ def collect_shard(student_path: str, out: Path, hands: int, seed: int, tables: i
     student = load_policy(student_path, rules=rules_value)
     # The student plays its own later cards in the rollouts: the values are those of the student's
     # policy after one better card, so learning them is a policy-improvement step it can follow up.
-    teacher = SearchAgent(rules_value, rollout=opponent, own=student, determinizations=determinizations, seed=seed)
+    if teacher not in ("search", "rollout"):
+        raise ValueError(f"teacher must be 'search' or 'rollout', got {teacher!r}")
+    search = SearchAgent(rules_value, rollout=opponent, own=student, determinizations=determinizations, seed=seed)
     others = make(opponent, seed=seed, rules=rules_value)
     rng = np.random.default_rng([seed, 11])
     out.mkdir(parents=True, exist_ok=True)
-    meta = {"student": str(student_path), "opponent": opponent, "determinizations": determinizations,
+    meta = {"student": str(student_path), "opponent": opponent, "teacher": teacher,
+            "determinizations": determinizations if teacher == "search" else 1,
             "rules": rules_value.to_dict(), "seed": seed}
     examples = 0
     for batch, start in enumerate(range(0, hands, tables)):
@@ -61,7 +76,7 @@ def collect_shard(student_path: str, out: Path, hands: int, seed: int, tables: i
         state = engine.init_from_seeds(rules_value, deal.game_seeds(seed * 1_000_003 + batch, n),
                                        rng.integers(len(rules_value.pass_cycle), size=n), single_hand=True)
         learner = rng.integers(rules_value.num_players, size=n)
-        obs_rows, mask_rows, value_rows, pass_rows = [], [], [], []
+        obs_rows, mask_rows, value_rows, pass_rows, branches = [], [], [], [], []
         while not state.done.all():
             live = ~state.done
             obs, mask = observe(state), engine.legal_mask(state)
@@ -77,12 +92,18 @@ def collect_shard(student_path: str, out: Path, hands: int, seed: int, tables: i
                     pass_rows.append((obs[passing].astype(np.float16), np.packbits(mask[passing], axis=1),
                                       policy_probs(student.net, obs[passing], mask[passing])))
                 ask = (mine & (state.phase == PLAY) & (mask.sum(axis=1) > 1)).nonzero()[0]
-                for part in np.array_split(ask, max(1, -(-ask.size // 64))):
+                if teacher == "rollout" and ask.size:
+                    branches.append(branch(state, ask, mask[ask]))
+                    obs_rows.append(obs[ask].astype(np.float16))
+                    mask_rows.append(np.packbits(mask[ask], axis=1))
+                for part in np.array_split(ask, max(1, -(-ask.size // 64))) if teacher == "search" else ():
                     if part.size:
-                        value_rows.append(teacher.card_values(obs[part], mask[part]).astype(np.float32))
+                        value_rows.append(search.card_values(obs[part], mask[part]).astype(np.float32))
                         obs_rows.append(obs[part].astype(np.float16))
                         mask_rows.append(np.packbits(mask[part], axis=1))
             engine.step_inplace(state, actions, live)
+        if branches:  # all of this batch's branches finish together: one large batch is fastest
+            value_rows.append(rollout_values(branches, learner, student, others))
         if obs_rows:
             path = out / f"shard_{seed}_{batch:04d}.npz"
             np.savez(path, meta=np.array(json.dumps(meta)), obs=np.concatenate(obs_rows), mask=np.concatenate(mask_rows),
@@ -96,17 +117,57 @@ def collect_shard(student_path: str, out: Path, hands: int, seed: int, tables: i
     return examples
 
 
+def branch(state, games: np.ndarray, mask: np.ndarray):
+    """For each decision ``games[i]`` (its legal cards ``mask[i]``), a copy of the game per legal
+    card with that card played: ``(states, decision index, card)``."""
+    decision, card = np.nonzero(mask)
+    states = state.take(games[decision])
+    engine.step_inplace(states, card)
+    return states, games, decision, card
+
+
+def rollout_values(branches: list, learner: np.ndarray, own, others) -> np.ndarray:
+    """``[N, 52]`` penalty points of the learner's hand after each legal card (inf: illegal),
+    from :func:`branch` outputs in order, each branch finished once on the *real* deal: ``own``
+    plays the learner's later cards, ``others`` the other seats.
+
+    One real deal per label, so a label is noisy; but it is an unbiased sample of the card's value
+    given what the learner saw (the real deal is a draw from exactly the deals consistent with
+    it), the cards are compared on the same deal, and it costs one rollout per card where the
+    search's mean costs dozens. Learning from many such labels averages the noise out (the
+    regression loss of :func:`fit`)."""
+    from agents.search import finish_hands
+
+    from hearts_env.state import State
+
+    states = State.concatenate([b[0] for b in branches])
+    seats = np.concatenate([learner[b[1][b[2]]] for b in branches])
+    finish_hands(states, seats, own, others)
+    points = states.last_hand_points[np.arange(states.batch_size), seats]
+    values, start = [], 0
+    for _, games, decision, card in branches:
+        block = np.full((games.size, 52), np.inf, dtype=np.float32)
+        block[decision, card] = points[start:start + card.size]
+        values.append(block)
+        start += card.size
+    return np.concatenate(values)
+
+
 def policy_probs(net, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """The policy's probabilities ``[N, 52]`` (float32)."""
     import torch
 
+    out = np.empty((len(obs), 52), dtype=np.float32)
     with torch.no_grad():
-        logits, _ = net(torch.as_tensor(obs), torch.as_tensor(mask))
-        return torch.softmax(logits, dim=-1).numpy().astype(np.float32)
+        for start in range(0, len(obs), 65536):  # in pieces: the whole set may not fit as float32
+            part = slice(start, start + 65536)
+            logits, _ = net(torch.as_tensor(obs[part], dtype=torch.float32), torch.as_tensor(mask[part]))
+            out[part] = torch.softmax(logits, dim=-1).numpy()
+    return out
 
 
 def load_shards(folder: Path) -> dict[str, np.ndarray]:
-    """All examples of a folder of shards: card plays (``obs`` float32, ``mask`` bool, ``values``)
+    """All examples of a folder of shards: card plays (``obs`` float16, ``mask`` bool, ``values``)
     and passes (``pass_obs``, ``pass_mask``, ``pass_probs``: the student's own odds)."""
     paths = sorted(Path(folder).glob("shard_*.npz"))
     if not paths:
@@ -128,7 +189,7 @@ def load_shards(folder: Path) -> dict[str, np.ndarray]:
         if name in out:
             if out[name].shape[1] != OBS_DIM:
                 raise ValueError(f"shards hold {out[name].shape[1]}-float observations, this version has {OBS_DIM}")
-            out[name] = out[name].astype(np.float32)
+            out[name] = out[name].astype(np.float16, copy=False)  # float32 per batch: millions of rows fit
     for name in ("mask", "pass_mask"):
         if name in out:
             out[name] = np.unpackbits(out[name], axis=1, count=52).astype(bool)
@@ -159,11 +220,50 @@ def fit_targets(values: np.ndarray, mask: np.ndarray, own_probs: np.ndarray, tem
     return target.astype(np.float32), overruled
 
 
+def centered_regression_loss(logits, values, mask):
+    """Mean squared error between the logits and minus the points, both centred over each
+    decision's legal cards, in units of 26 points: only the differences between one decision's
+    cards are learnt, so the luck of the deal (shared by all its cards) drops out."""
+    import torch
+
+    count = mask.sum(dim=-1, keepdim=True)
+    target = torch.where(mask, -values, torch.zeros_like(values))
+    target = target - target.sum(dim=-1, keepdim=True) / count
+    pred = torch.where(mask, logits, torch.zeros_like(logits))
+    pred = pred - pred.sum(dim=-1, keepdim=True) / count
+    error = torch.where(mask, (pred - target) * REWARD_SCALE, torch.zeros_like(pred))
+    return (error ** 2).sum() / mask.sum()
+
+
+def improvement_loss(logits, values, mask, old_log_probs, temperature: float):
+    """``sum_a pi(a) * (points(a) / T + log pi(a) - log pi_old(a))`` per decision, averaged: the
+    expected points under the new policy plus T times its divergence KL(pi || pi_old) from the
+    student's. Minimised exactly by ``pi ~ pi_old * exp(-points / T)``, the student improved by the
+    card values and kept near itself where they are unclear; and, being linear in the points, its
+    mean over noisy one-deal labels is its value for their expectation: the noise averages out."""
+    import torch
+
+    log_probs = torch.log_softmax(logits, dim=-1)
+    probs = log_probs.exp()
+    points = torch.where(mask, values, torch.zeros_like(values))
+    old = torch.where(mask, old_log_probs, torch.zeros_like(old_log_probs))
+    per_card = torch.where(mask, points / temperature + log_probs - old, torch.zeros_like(points))
+    return (probs * per_card).sum(dim=-1).mean()
+
+
 def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperature: float = 1.0,
         margin: float = 2.0, learning_rate: float = 3e-4, batch_size: int = 2048, holdout: float = 0.05,
-        seed: int = 0, log=print) -> dict:
+        seed: int = 0, loss: str = "imitation", log=print) -> dict:
     """Train the policy of ``start_path`` on the teacher's values (card plays) and on its own odds
     (passes, which the search leaves alone); write a checkpoint to ``out_path``.
+
+    ``loss="imitation"``: cross-entropy to the teacher's preferences where they beat the student's
+    card by more than ``margin`` (for the search teacher's averaged values). ``loss="regression"``:
+    the logits learn minus the points of each legal card, centred per decision
+    (:func:`centered_regression_loss`), so the greedy card is the one expected to cost the fewest
+    points and ``softmax(logits)`` weighs cards by e per point; for the rollout teacher's noisy
+    one-deal labels, whose noise a regression averages out where a cross-entropy to each label's
+    best card would learn it.
 
     Reported on held-out card plays: agreement with the teacher's best card, and *regret*, the
     teacher's points for the student's greedy card minus those of its best card (per decision).
@@ -173,6 +273,8 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
 
     from agents.checkpoint import load_net, save
 
+    if loss not in ("imitation", "regression", "improvement"):
+        raise ValueError(f"loss must be 'imitation', 'regression' or 'improvement', got {loss!r}")
     torch.manual_seed(seed)
     net, meta = load_net(start_path)
     shards = load_shards(data)
@@ -180,11 +282,16 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
         raise ValueError(f"the shards in {data} were collected under other rules than {start_path} plays")
     obs_t, mask_t = torch.as_tensor(shards["obs"]), torch.as_tensor(shards["mask"])
     values = np.where(shards["mask"], shards["values"], np.inf)
-    own_probs = policy_probs(net, shards["obs"], shards["mask"])
-    target_array, overruled = fit_targets(values, shards["mask"], own_probs, temperature, margin)
-    target = torch.as_tensor(target_array)
+    if loss == "imitation":
+        own_probs = policy_probs(net, shards["obs"], shards["mask"])
+        target_array, overruled = fit_targets(values, shards["mask"], own_probs, temperature, margin)
+        target = torch.as_tensor(target_array)
+    else:
+        overruled = np.zeros(len(values), dtype=bool)
+    if loss == "improvement":
+        old_log_probs = torch.as_tensor(np.log(np.maximum(policy_probs(net, shards["obs"], shards["mask"]), 1e-30)))
     value_target = torch.as_tensor(-values.min(axis=1) * REWARD_SCALE, dtype=torch.float32)
-    values_t = torch.as_tensor(np.where(np.isfinite(values), values, 0.0))
+    values_t = torch.as_tensor(np.where(np.isfinite(values), values, 0.0).astype(np.float32))
     best_t = torch.as_tensor(values.argmin(axis=1))
     has_passes = "pass_obs" in shards and len(shards["pass_obs"]) > 0
     if has_passes:
@@ -201,17 +308,18 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
             return {"agreement": 0.0, "regret": 0.0}
         net.eval()
         with torch.no_grad():
-            logits, _ = net(obs_t[held], mask_t[held])
+            logits, _ = net(obs_t[held].float(), mask_t[held])
         net.train()
         chosen = logits.argmax(-1)
         regret = values_t[held].gather(1, chosen[:, None]).squeeze(1) - values_t[held].gather(1, best_t[held][:, None]).squeeze(1)
         return {"agreement": float((chosen == best_t[held]).float().mean()), "regret": float(regret.mean())}
 
     before = measure()
-    stats: dict = {"examples": n, "pass_examples": len(shards.get("pass_obs", ())),
+    stats: dict = {"examples": n, "pass_examples": len(shards.get("pass_obs", ())), "loss": loss,
                    "overruled": float(overruled.mean()), "before": before}
-    log(f"{n:,} card plays ({overruled.mean():.1%} where the teacher overrules the student by more than "
-        f"{margin} points), {stats['pass_examples']:,} passes; held out: agreement with the teacher "
+    overrule_note = (f" ({overruled.mean():.1%} where the teacher overrules the student by more than {margin} points)"
+                     if loss == "imitation" else "")
+    log(f"{n:,} card plays{overrule_note}, {stats['pass_examples']:,} passes; held out: agreement with the teacher "
         f"{before['agreement']:.3f}, regret {before['regret']:.3f} points/decision")
     optimizer = torch.optim.Adam(net.parameters(), lr=learning_rate)
     steps_per_epoch = max(1, -(-len(train) // batch_size))
@@ -224,16 +332,21 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
             for group in optimizer.param_groups:  # linear decay to zero
                 group["lr"] = learning_rate * (1 - (epoch * steps_per_epoch + step) / (epochs * steps_per_epoch))
             idx = shuffled[begin:begin + batch_size]
-            logits, value = net(obs_t[idx], mask_t[idx])
-            policy_loss = -(target[idx] * torch.log_softmax(logits, dim=-1)).sum(dim=-1).mean()
-            loss = policy_loss + 0.5 * ((value - value_target[idx]) ** 2).mean()
+            logits, value = net(obs_t[idx].float(), mask_t[idx])
+            if loss == "imitation":
+                policy_loss = -(target[idx] * torch.log_softmax(logits, dim=-1)).sum(dim=-1).mean()
+            elif loss == "regression":
+                policy_loss = centered_regression_loss(logits, values_t[idx], mask_t[idx])
+            else:
+                policy_loss = improvement_loss(logits, values_t[idx], mask_t[idx], old_log_probs[idx], temperature)
+            total = policy_loss + 0.5 * ((value - value_target[idx]) ** 2).mean()
             if has_passes:
                 rows = pass_order[step * pass_batch:(step + 1) * pass_batch]
                 if len(rows):
-                    pass_logits, _ = net(pass_obs[rows], pass_mask[rows])
-                    loss = loss - (pass_probs[rows] * torch.log_softmax(pass_logits, dim=-1)).sum(dim=-1).mean()
+                    pass_logits, _ = net(pass_obs[rows].float(), pass_mask[rows])
+                    total = total - (pass_probs[rows] * torch.log_softmax(pass_logits, dim=-1)).sum(dim=-1).mean()
             optimizer.zero_grad()
-            loss.backward()
+            total.backward()
             nn.utils.clip_grad_norm_(net.parameters(), 0.5)
             optimizer.step()
             losses.append(policy_loss.item())
@@ -241,7 +354,7 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
         log(f"epoch {epoch + 1}: mean policy loss {np.mean(losses):.3f}; held out: agreement "
             f"{stats[f'epoch_{epoch + 1}']['agreement']:.3f}, regret {stats[f'epoch_{epoch + 1}']['regret']:.3f}")
     meta = dict(meta)
-    meta["distilled"] = {"start": str(start_path), "data": str(data), "examples": n, "epochs": epochs,
+    meta["distilled"] = {"start": str(start_path), "data": str(data), "examples": n, "epochs": epochs, "loss": loss,
                          "temperature": temperature, "margin": margin, "learning_rate": learning_rate}
     save(out_path, net, meta)
     return stats

@@ -1,4 +1,5 @@
-"""``hearts distill collect|fit``: label a policy's decisions with the search player, then learn them."""
+"""``hearts distill collect|fit``: label a policy's decisions with card values (the search player's, or
+rollouts on the real deal), then learn them."""
 
 from __future__ import annotations
 
@@ -12,10 +13,10 @@ from pathlib import Path
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "distill",
-        help="distil the search player into a policy (collect labelled decisions, then fit)",
-        description="Expert iteration, one round: `collect` plays a policy against bots and has the search "
-                    "player value every legal card at its decisions; `fit` trains the policy on those values. "
-                    "See docs/training.md.",
+        help="improve a policy from card values (collect labelled decisions, then fit)",
+        description="Expert iteration, one round: `collect` plays a policy against bots and values every legal "
+                    "card at its decisions (the search player, or each card played out on the real deal); `fit` "
+                    "trains the policy on those values. See docs/training.md.",
     )
     steps = parser.add_subparsers(dest="step", required=True, metavar="STEP")
     collect = steps.add_parser("collect", help="write labelled decisions (shards of .npz) to a folder")
@@ -24,7 +25,10 @@ def register(subparsers) -> None:
     collect.add_argument("--hands", type=int, default=20000, help="hands per worker (default 20000)")
     collect.add_argument("--workers", type=int, default=2, help="worker processes, each with its own seeds")
     collect.add_argument("--tables", type=int, default=128, help="hands played at once per worker (one shard each)")
-    collect.add_argument("--determinizations", type=int, default=12, help="sampled deals per decision")
+    collect.add_argument("--teacher", choices=["search", "rollout"], default="search",
+                         help="search: the search player's mean over sampled deals; rollout: every legal card "
+                              "played out once on the real deal (noisy, unbiased, much faster; fit with --loss regression)")
+    collect.add_argument("--determinizations", type=int, default=12, help="sampled deals per decision (search teacher)")
     collect.add_argument("--opponent", default="hard", help="bot in the other seats and in the rollouts")
     collect.add_argument("--seed", type=_seed, default=1, help="first worker's seed (workers use seed, seed+1, ...)")
     collect.set_defaults(func=run_collect)
@@ -36,7 +40,14 @@ def register(subparsers) -> None:
     fit.add_argument("--temperature", type=float, default=1.0, help="points; softmax(-values / T) is the target")
     fit.add_argument("--margin", type=float, default=2.0,
                      help="points by which the teacher's best card must beat the student's own to overrule it")
+    fit.add_argument("--loss", choices=["imitation", "regression", "improvement"], default="imitation",
+                     help="imitation: cross-entropy to the teacher's preferences beyond --margin (search labels); "
+                          "regression: logits learn minus each card's points, centred per decision; improvement: "
+                          "the student's odds times exp(-points / T), learnt without bias from noisy labels "
+                          "(both for rollout labels)")
     fit.add_argument("--learning-rate", type=float, default=3e-4)
+    fit.add_argument("--batch-size", type=int, default=2048,
+                     help="decisions per step (larger batches average more of the noise of one-deal labels)")
     fit.add_argument("--seed", type=_seed, default=0)
     fit.set_defaults(func=run_fit)
 
@@ -59,8 +70,8 @@ def _check_positive(**values: float) -> None:
 def _collect_one(job: tuple) -> int:
     from .distill import collect_shard
 
-    student, out, hands, seed, tables, determinizations, opponent = job
-    return collect_shard(student, Path(out), hands, seed, tables, determinizations, opponent,
+    student, out, hands, seed, tables, determinizations, opponent, teacher = job
+    return collect_shard(student, Path(out), hands, seed, tables, determinizations, opponent, teacher=teacher,
                          log=lambda message: print(message, file=sys.stderr, flush=True))
 
 
@@ -81,8 +92,8 @@ def run_collect(args: argparse.Namespace) -> int:
         raise UsageError(f"--opponent {args.opponent!r}: {err}") from None
     if args.opponent in builtin(slow=True) and args.opponent not in builtin():
         raise UsageError(f"--opponent {args.opponent!r} is a slow searching player; pick a bot or a policy")
-    jobs = [(args.student, args.out, args.hands, args.seed + w, args.tables, args.determinizations, args.opponent)
-            for w in range(args.workers)]
+    jobs = [(args.student, args.out, args.hands, args.seed + w, args.tables, args.determinizations, args.opponent,
+             args.teacher) for w in range(args.workers)]
     try:
         with ProcessPoolExecutor(max_workers=args.workers) as pool:
             counts = list(pool.map(_collect_one, jobs))
@@ -99,12 +110,14 @@ def run_fit(args: argparse.Namespace) -> int:
 
     from .distill import fit
 
-    _check_positive(epochs=args.epochs, temperature=args.temperature, learning_rate=args.learning_rate)
+    _check_positive(epochs=args.epochs, temperature=args.temperature, learning_rate=args.learning_rate,
+                    batch_size=args.batch_size)
     if args.margin < 0:
         raise UsageError(f"--margin must be 0 or more, got {args.margin}")
     try:
         stats = fit(args.start, Path(args.data), Path(args.out), epochs=args.epochs, temperature=args.temperature,
-                    margin=args.margin, learning_rate=args.learning_rate, seed=args.seed,
+                    margin=args.margin, learning_rate=args.learning_rate, seed=args.seed, loss=args.loss,
+                    batch_size=args.batch_size,
                     log=lambda message: print(message, file=sys.stderr))
     except (CheckpointError, FileNotFoundError, ValueError) as err:
         raise UsageError(str(err)) from None
