@@ -11,7 +11,7 @@
 * ``policy.json``: the manifest. Observation version, dimension and layout (each piece's name,
   offset, size, shape, meaning), the card encoding, the seat convention, the rules, the seat-record
   format, the model file's sha256, what the export verified, and provenance (the checkpoint's
-  metadata: training config, iteration and decisions; arena results when known).
+  metadata: training config, iteration and decisions, distillation rounds; arena results when known).
 * ``golden.json`` (unless ``golden=0``): test vectors for a game app's own encoder and runtime:
   seat records, their observation vectors and legal masks, and the model's action and
   probabilities, all computed here (records through ``hearts_env.seat_record``).
@@ -315,6 +315,7 @@ def export_policy(checkpoint: str | Path, out_dir: str | Path, *, golden: int = 
         "training": {k: meta.get(k) for k in ("iteration", "learner_decisions", "all_decisions", "seconds",
                                                "imitated") if k in meta},
         "config": meta.get("config"),
+        "distilled": meta.get("distilled"),  # rounds of `hearts distill fit` after the training run, if any
         "arena": _arena_section(checkpoint, arena_results),
     }
     manifest = {

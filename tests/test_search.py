@@ -176,11 +176,13 @@ def test_distill_collect_and_fit_end_to_end(tmp_path):
         assert json.loads(str(data["meta"]))["teacher"] == "rollout"
     assert np.isfinite(values[mask]).all() and np.isinf(values[~mask]).all() and (mask.sum(axis=1) > 1).all()
     assert set(np.unique(values[mask])) <= set(range(27))  # one real deal: whole points of one hand
-    fitted = hearts("distill", "fit", str(student), "--data", str(rolled), "--out", str(out), "--epochs", "1",
-                    "--loss", "regression")
+    second = tmp_path / "second.pt"  # a second round, from the first round's policy
+    fitted = hearts("distill", "fit", str(out), "--data", str(rolled), "--out", str(second), "--epochs", "1",
+                    "--loss", "improvement", "--temperature", "0.5")
     assert fitted.returncode == 0, fitted.stderr
-    assert json.loads(fitted.stdout)["loss"] == "regression"
-    assert load_net(out, rules=CLASSIC)[1]["distilled"]["loss"] == "regression"
+    assert json.loads(fitted.stdout)["loss"] == "improvement"
+    lineage = load_net(second, rules=CLASSIC)[1]["distilled"]
+    assert (lineage["loss"], lineage["after"]["loss"], lineage["after"]["after"]) == ("improvement", "imitation", None)
     # Bad input: named, exit code 2.
     empty = hearts("distill", "fit", str(student), "--data", str(tmp_path / "none"), "--out", str(out))
     assert empty.returncode == 2 and "no shard" in empty.stderr

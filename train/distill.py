@@ -35,7 +35,7 @@ import numpy as np
 from hearts_env import deal, engine
 from hearts_env.observe import OBS_DIM, observe
 from hearts_env.rules import Rules
-from hearts_env.state import PLAY
+from hearts_env.state import PLAY, State
 
 from .config import REWARD_SCALE
 
@@ -135,10 +135,8 @@ def rollout_values(branches: list, learner: np.ndarray, own, others) -> np.ndarr
     given what the learner saw (the real deal is a draw from exactly the deals consistent with
     it), the cards are compared on the same deal, and it costs one rollout per card where the
     search's mean costs dozens. Learning from many such labels averages the noise out (the
-    regression loss of :func:`fit`)."""
+    regression and improvement losses of :func:`fit`)."""
     from agents.search import finish_hands
-
-    from hearts_env.state import State
 
     states = State.concatenate([b[0] for b in branches])
     seats = np.concatenate([learner[b[1][b[2]]] for b in branches])
@@ -354,7 +352,9 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
         log(f"epoch {epoch + 1}: mean policy loss {np.mean(losses):.3f}; held out: agreement "
             f"{stats[f'epoch_{epoch + 1}']['agreement']:.3f}, regret {stats[f'epoch_{epoch + 1}']['regret']:.3f}")
     meta = dict(meta)
+    # Each round records the one before it ("after"), so a policy's whole lineage stays in its file.
     meta["distilled"] = {"start": str(start_path), "data": str(data), "examples": n, "epochs": epochs, "loss": loss,
-                         "temperature": temperature, "margin": margin, "learning_rate": learning_rate}
+                         "temperature": temperature, "margin": margin, "learning_rate": learning_rate,
+                         "batch_size": batch_size, "seed": seed, "after": meta.get("distilled")}
     save(out_path, net, meta)
     return stats

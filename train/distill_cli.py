@@ -27,7 +27,7 @@ def register(subparsers) -> None:
     collect.add_argument("--tables", type=int, default=128, help="hands played at once per worker (one shard each)")
     collect.add_argument("--teacher", choices=["search", "rollout"], default="search",
                          help="search: the search player's mean over sampled deals; rollout: every legal card "
-                              "played out once on the real deal (noisy, unbiased, much faster; fit with --loss regression)")
+                              "played out once on the real deal (noisy, unbiased, much faster; fit with --loss improvement)")
     collect.add_argument("--determinizations", type=int, default=12, help="sampled deals per decision (search teacher)")
     collect.add_argument("--opponent", default="hard", help="bot in the other seats and in the rollouts")
     collect.add_argument("--seed", type=_seed, default=1, help="first worker's seed (workers use seed, seed+1, ...)")
@@ -37,7 +37,9 @@ def register(subparsers) -> None:
     fit.add_argument("--data", required=True, metavar="DIR", help="folder of shards from `collect`")
     fit.add_argument("--out", required=True, metavar="FILE", help="checkpoint to write")
     fit.add_argument("--epochs", type=int, default=4)
-    fit.add_argument("--temperature", type=float, default=1.0, help="points; softmax(-values / T) is the target")
+    fit.add_argument("--temperature", type=float, default=1.0,
+                     help="T, in points: imitation learns softmax(-values / T), improvement the student's odds "
+                          "times exp(-points / T) (smaller: further from the student)")
     fit.add_argument("--margin", type=float, default=2.0,
                      help="points by which the teacher's best card must beat the student's own to overrule it")
     fit.add_argument("--loss", choices=["imitation", "regression", "improvement"], default="imitation",
