@@ -165,7 +165,7 @@ def test_distill_collect_and_fit_end_to_end(tmp_path):
     assert fitted.returncode == 0, fitted.stderr
     assert json.loads(fitted.stdout)["examples"] == examples
     load_policy(out, rules=CLASSIC)
-    # The rollout teacher (each legal card played out on the real deal), fitted by regression.
+    # The rollout teacher (each legal card played out on the real deal), then a fit by improvement.
     rolled = tmp_path / "rolled"
     done = hearts("distill", "collect", str(student), "--out", str(rolled), "--hands", "8", "--tables", "8",
                   "--workers", "1", "--teacher", "rollout")

@@ -62,7 +62,8 @@ def collect_shard(student_path: str, out: Path, hands: int, seed: int, tables: i
     # policy after one better card, so learning them is a policy-improvement step it can follow up.
     if teacher not in ("search", "rollout"):
         raise ValueError(f"teacher must be 'search' or 'rollout', got {teacher!r}")
-    search = SearchAgent(rules_value, rollout=opponent, own=student, determinizations=determinizations, seed=seed)
+    search = (SearchAgent(rules_value, rollout=opponent, own=student, determinizations=determinizations, seed=seed)
+              if teacher == "search" else None)
     others = make(opponent, seed=seed, rules=rules_value)
     rng = np.random.default_rng([seed, 11])
     out.mkdir(parents=True, exist_ok=True)
@@ -92,15 +93,17 @@ def collect_shard(student_path: str, out: Path, hands: int, seed: int, tables: i
                     pass_rows.append((obs[passing].astype(np.float16), np.packbits(mask[passing], axis=1),
                                       policy_probs(student.net, obs[passing], mask[passing])))
                 ask = (mine & (state.phase == PLAY) & (mask.sum(axis=1) > 1)).nonzero()[0]
-                if teacher == "rollout" and ask.size:
-                    branches.append(branch(state, ask, mask[ask]))
-                    obs_rows.append(obs[ask].astype(np.float16))
-                    mask_rows.append(np.packbits(mask[ask], axis=1))
-                for part in np.array_split(ask, max(1, -(-ask.size // 64))) if teacher == "search" else ():
-                    if part.size:
-                        value_rows.append(search.card_values(obs[part], mask[part]).astype(np.float32))
-                        obs_rows.append(obs[part].astype(np.float16))
-                        mask_rows.append(np.packbits(mask[part], axis=1))
+                if teacher == "rollout":  # valued at the end of the batch, all branches together
+                    if ask.size:
+                        branches.append(branch(state, ask, mask[ask]))
+                        obs_rows.append(obs[ask].astype(np.float16))
+                        mask_rows.append(np.packbits(mask[ask], axis=1))
+                else:
+                    for part in np.array_split(ask, max(1, -(-ask.size // 64))):
+                        if part.size:
+                            value_rows.append(search.card_values(obs[part], mask[part]).astype(np.float32))
+                            obs_rows.append(obs[part].astype(np.float16))
+                            mask_rows.append(np.packbits(mask[part], axis=1))
             engine.step_inplace(state, actions, live)
         if branches:  # all of this batch's branches finish together: one large batch is fastest
             value_rows.append(rollout_values(branches, learner, student, others))
