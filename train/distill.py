@@ -262,9 +262,11 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
     card by more than ``margin`` (for the search teacher's averaged values). ``loss="regression"``:
     the logits learn minus the points of each legal card, centred per decision
     (:func:`centered_regression_loss`), so the greedy card is the one expected to cost the fewest
-    points and ``softmax(logits)`` weighs cards by e per point; for the rollout teacher's noisy
-    one-deal labels, whose noise a regression averages out where a cross-entropy to each label's
-    best card would learn it.
+    points and ``softmax(logits)`` weighs cards by e per point. ``loss="improvement"``: the
+    student's odds times ``exp(-points / T)`` (:func:`improvement_loss`), which stays near the
+    student where the values are unclear. Both suit the rollout teacher's noisy one-deal labels,
+    whose noise they average out where a cross-entropy to each label's best card would learn it;
+    in the measurements so far only the improvement loss beat its student.
 
     Reported on held-out card plays: agreement with the teacher's best card, and *regret*, the
     teacher's points for the student's greedy card minus those of its best card (per decision).
@@ -283,14 +285,15 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
         raise ValueError(f"the shards in {data} were collected under other rules than {start_path} plays")
     obs_t, mask_t = torch.as_tensor(shards["obs"]), torch.as_tensor(shards["mask"])
     values = np.where(shards["mask"], shards["values"], np.inf)
+    # The student's own odds before any update: the margin rule's fallback, or the improvement's anchor.
+    own_probs = policy_probs(net, shards["obs"], shards["mask"]) if loss != "regression" else None
     if loss == "imitation":
-        own_probs = policy_probs(net, shards["obs"], shards["mask"])
         target_array, overruled = fit_targets(values, shards["mask"], own_probs, temperature, margin)
         target = torch.as_tensor(target_array)
     else:
         overruled = np.zeros(len(values), dtype=bool)
     if loss == "improvement":
-        old_log_probs = torch.as_tensor(np.log(np.maximum(policy_probs(net, shards["obs"], shards["mask"]), 1e-30)))
+        old_log_probs = torch.as_tensor(np.log(np.maximum(own_probs, 1e-30)))
     value_target = torch.as_tensor(-values.min(axis=1) * REWARD_SCALE, dtype=torch.float32)
     values_t = torch.as_tensor(np.where(np.isfinite(values), values, 0.0).astype(np.float32))
     best_t = torch.as_tensor(values.argmin(axis=1))
