@@ -5,7 +5,7 @@ import json
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import hearts_env as he
@@ -172,15 +172,18 @@ def test_distill_collect_and_fit_end_to_end(tmp_path):
     assert done.returncode == 0, done.stderr
     with np.load(next(rolled.glob("shard_*.npz"))) as data:
         mask = np.unpackbits(data["mask"], axis=1, count=52).astype(bool)
-        values = data["values"]
-        assert json.loads(str(data["meta"]))["teacher"] == "rollout"
+        values, is_pass = data["values"], data["is_pass"]
+        assert json.loads(str(data["meta"]))["teacher"] == "rollout" and len(data["pass_obs"]) == 0
     assert np.isfinite(values[mask]).all() and np.isinf(values[~mask]).all() and (mask.sum(axis=1) > 1).all()
+    # Passes are labelled too (the hands of seed 1 include passing ones): 13, 12 and 11 cards to choose from.
+    assert is_pass.any() and set(mask[is_pass].sum(axis=1)) <= {11, 12, 13}
     assert set(np.unique(values[mask])) <= set(range(27))  # one real deal: whole points of one hand
     second = tmp_path / "second.pt"  # a second round, from the first round's policy
     fitted = hearts("distill", "fit", str(out), "--data", str(rolled), "--out", str(second), "--epochs", "1",
                     "--loss", "improvement", "--temperature", "0.5")
     assert fitted.returncode == 0, fitted.stderr
-    assert json.loads(fitted.stdout)["loss"] == "improvement"
+    stats = json.loads(fitted.stdout)
+    assert stats["loss"] == "improvement" and {"pass_regret", "play_regret"} <= set(stats["before"])
     lineage = load_net(second, rules=CLASSIC)[1]["distilled"]
     assert (lineage["loss"], lineage["after"]["loss"], lineage["after"]["after"]) == ("improvement", "imitation", None)
     # Bad input: named, exit code 2.
@@ -238,17 +241,19 @@ def test_rollout_labels_play_each_card_out_on_the_real_deal():
 
 
 @settings(max_examples=4, deadline=None)
-@given(steps=st.integers(12, 45), seed=st.integers(0, 2**32))
+@given(steps=st.integers(0, 45), seed=st.integers(0, 2**32))
+@example(steps=4, seed=1)  # every game mid-pass (seat 1's second pick): the pass labels
+@example(steps=20, seed=2)  # card plays
 def test_batched_rollout_labels_equal_each_card_played_out_alone(steps, seed):
-    # Two batches of decisions finished together give, card by card, the points of playing that
-    # card out alone: the bookkeeping of branches, seats and cards is exact. ``own`` and ``others``
-    # differ, so a seat mix-up would change the points.
+    # Two batches of decisions finished together give, card by card, the points of playing (or
+    # passing) that card and playing the hand out alone: the bookkeeping of branches, seats and
+    # cards is exact. ``own`` and ``others`` differ, so a seat mix-up would change the points.
     from agents.search import finish_hands
     from train.distill import branch, rollout_values
 
     state = one_hand(random_states(CLASSIC, 12, steps, seed))
     mask = he.legal_mask(state)
-    rows = ((state.phase == he.PLAY) & (mask.sum(axis=1) > 1)).nonzero()[0]
+    rows = (mask.sum(axis=1) > 1).nonzero()[0]
     if rows.size < 2:
         return
     own, others = make("easy", seed=0), make("hard", seed=0)

@@ -1,15 +1,16 @@
 """Distilling card values into the policy network (rounds of expert iteration).
 
 ``collect``: tables of one *student* seat (a policy file, played greedily) and bots in the other
-seats play one hand each, on the batched engine. At each of the student's card plays with a
+seats play one hand each, on the batched engine. At each of the student's decisions with a
 choice, a *teacher* values every legal card (the penalty points of the hand after it, the student
 playing its own later cards); the student's own card is then played, so the examples come from
 the states the student reaches itself (DAgger). Two teachers:
 
 * ``search``: the search player (``agents.search.SearchAgent``), a mean over sampled deals of the
-  unseen cards: tens of labels per second;
-* ``rollout``: every legal card played out once on the *real* deal (:func:`rollout_values`): one
-  noisy but unbiased label per card, over a thousand labelled decisions per second.
+  unseen cards, at card plays only (passes keep the student's own odds): tens of labels per second;
+* ``rollout``: every legal card played (or passed) and the hand played out once on the *real*
+  deal (:func:`rollout_values`), at card plays and passes alike: one noisy but unbiased label per
+  card, over a thousand labelled decisions per second.
 
 Shards of examples are written as ``.npz`` files; several worker processes collect in parallel,
 each from its own seeds.
@@ -18,8 +19,9 @@ each from its own seeds.
 teacher's preferences where they are clear, for the search's averaged values), ``regression``
 (the logits learn minus the points) or ``improvement`` (the student's odds times
 ``exp(-points / T)``, learnt without bias from one-deal labels: :func:`improvement_loss`); passes
-keep the student's own odds; plus a value fit. Held-out agreement with the teacher's best card and
-regret (teacher points lost per decision) are reported. The result is a normal policy checkpoint.
+the teacher did not value keep the student's own odds; plus a value fit. Held-out agreement with
+the teacher's best card and regret (teacher points lost per decision; passes and card plays apart
+where passes are labelled) are reported. The result is a normal policy checkpoint.
 
 Command line: ``hearts distill collect|fit ...`` (``train/distill_cli.py``).
 """
@@ -46,9 +48,10 @@ def collect_shard(student_path: str, out: Path, hands: int, seed: int, tables: i
     """Play ``hands`` hands (``tables`` at a time) and write the student's labelled decisions to
     ``out/shard_<seed>_<k>.npz``; returns the number of examples.
 
-    ``teacher="search"`` labels with the search player (means over ``determinizations`` sampled
-    deals); ``teacher="rollout"`` plays every legal card on the real deal instead (see
-    :func:`rollout_values`)."""
+    ``teacher="search"`` labels card plays with the search player (means over ``determinizations``
+    sampled deals); ``teacher="rollout"`` plays every legal card on the real deal instead (see
+    :func:`rollout_values`), at passes too: a pass label is the hand played out after that card is
+    picked, the student picking its remaining cards."""
     import torch
 
     from agents import make
@@ -77,7 +80,7 @@ def collect_shard(student_path: str, out: Path, hands: int, seed: int, tables: i
         state = engine.init_from_seeds(rules_value, deal.game_seeds(seed * 1_000_003 + batch, n),
                                        rng.integers(len(rules_value.pass_cycle), size=n), single_hand=True)
         learner = rng.integers(rules_value.num_players, size=n)
-        obs_rows, mask_rows, value_rows, pass_rows, branches = [], [], [], [], []
+        obs_rows, mask_rows, value_rows, pass_rows, is_pass_rows, branches = [], [], [], [], [], []
         while not state.done.all():
             live = ~state.done
             obs, mask = observe(state), engine.legal_mask(state)
@@ -88,17 +91,20 @@ def collect_shard(student_path: str, out: Path, hands: int, seed: int, tables: i
                 actions[theirs] = others.act(obs[theirs], mask[theirs])
             if mine.any():
                 actions[mine] = student.act(obs[mine], mask[mine])
-                passing = (mine & (state.phase != PLAY)).nonzero()[0]
-                if passing.size:  # kept as they are (the search does not pass): the student's own odds
-                    pass_rows.append((obs[passing].astype(np.float16), np.packbits(mask[passing], axis=1),
-                                      policy_probs(student.net, obs[passing], mask[passing])))
-                ask = (mine & (state.phase == PLAY) & (mask.sum(axis=1) > 1)).nonzero()[0]
-                if teacher == "rollout":  # valued at the end of the batch, all branches together
+                chooses = mine & (mask.sum(axis=1) > 1)
+                if teacher == "rollout":  # card plays and passes, valued at the end of the batch, all together
+                    ask = chooses.nonzero()[0]
                     if ask.size:
                         branches.append(branch(state, ask, mask[ask]))
                         obs_rows.append(obs[ask].astype(np.float16))
                         mask_rows.append(np.packbits(mask[ask], axis=1))
+                        is_pass_rows.append(state.phase[ask] != PLAY)
                 else:
+                    passing = (mine & (state.phase != PLAY)).nonzero()[0]
+                    if passing.size:  # kept as they are (the search does not pass): the student's own odds
+                        pass_rows.append((obs[passing].astype(np.float16), np.packbits(mask[passing], axis=1),
+                                          policy_probs(student.net, obs[passing], mask[passing])))
+                    ask = (chooses & (state.phase == PLAY)).nonzero()[0]
                     for part in np.array_split(ask, max(1, -(-ask.size // 64))):
                         if part.size:
                             value_rows.append(search.card_values(obs[part], mask[part]).astype(np.float32))
@@ -109,14 +115,15 @@ def collect_shard(student_path: str, out: Path, hands: int, seed: int, tables: i
             value_rows.append(rollout_values(branches, learner, student, others))
         if obs_rows:
             path = out / f"shard_{seed}_{batch:04d}.npz"
+            labelled = sum(len(v) for v in value_rows)
             np.savez(path, meta=np.array(json.dumps(meta)), obs=np.concatenate(obs_rows), mask=np.concatenate(mask_rows),
                      values=np.concatenate(value_rows),
+                     is_pass=np.concatenate(is_pass_rows) if is_pass_rows else np.zeros(labelled, dtype=bool),
                      pass_obs=np.concatenate([r[0] for r in pass_rows]) if pass_rows else np.zeros((0, OBS_DIM), np.float16),
                      pass_mask=np.concatenate([r[1] for r in pass_rows]) if pass_rows else np.zeros((0, 7), np.uint8),
                      pass_probs=np.concatenate([r[2] for r in pass_rows]) if pass_rows else np.zeros((0, 52), np.float32))
-            count = sum(len(v) for v in value_rows)
-            examples += count
-            log(f"seed {seed} batch {batch}: {count} examples in {time.perf_counter() - began:.0f} s -> {path.name}")
+            examples += labelled
+            log(f"seed {seed} batch {batch}: {labelled} examples in {time.perf_counter() - began:.0f} s -> {path.name}")
     return examples
 
 
@@ -168,8 +175,9 @@ def policy_probs(net, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
 
 
 def load_shards(folder: Path) -> dict[str, np.ndarray]:
-    """All examples of a folder of shards: card plays (``obs`` float16, ``mask`` bool, ``values``)
-    and passes (``pass_obs``, ``pass_mask``, ``pass_probs``: the student's own odds)."""
+    """All examples of a folder of shards: labelled decisions (``obs`` float16, ``mask`` bool,
+    ``values``, ``is_pass``: which of them are passes) and the passes the teacher left alone
+    (``pass_obs``, ``pass_mask``, ``pass_probs``: the student's own odds)."""
     paths = sorted(Path(folder).glob("shard_*.npz"))
     if not paths:
         raise FileNotFoundError(f"no shard_*.npz files in {folder}")
@@ -182,6 +190,8 @@ def load_shards(folder: Path) -> dict[str, np.ndarray]:
                     rules.add(json.dumps(json.loads(str(data[name]))["rules"], sort_keys=True))
                 else:
                     parts.setdefault(name, []).append(data[name])
+            if "is_pass" not in data.files:  # shards from before passes were labelled: card plays only
+                parts.setdefault("is_pass", []).append(np.zeros(len(data["values"]), dtype=bool))
     if len(rules) > 1:
         raise ValueError(f"the shards in {folder} were collected under different rules; keep one rule set per folder")
     out = {name: np.concatenate(arrays) for name, arrays in parts.items()}
@@ -195,6 +205,14 @@ def load_shards(folder: Path) -> dict[str, np.ndarray]:
         if name in out:
             out[name] = np.unpackbits(out[name], axis=1, count=52).astype(bool)
     return out
+
+
+def describe(measured: dict[str, float]) -> str:
+    """One line of :func:`fit`'s held-out measures."""
+    text = f"agreement with the teacher {measured['agreement']:.3f}, regret {measured['regret']:.3f} points/decision"
+    if "pass_regret" in measured:
+        text += f" (passes {measured['pass_regret']:.3f}, card plays {measured['play_regret']:.3f})"
+    return text
 
 
 def teacher_targets(values: np.ndarray, mask: np.ndarray, temperature: float) -> np.ndarray:
@@ -297,6 +315,7 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
     value_target = torch.as_tensor(-values.min(axis=1) * REWARD_SCALE, dtype=torch.float32)
     values_t = torch.as_tensor(np.where(np.isfinite(values), values, 0.0).astype(np.float32))
     best_t = torch.as_tensor(values.argmin(axis=1))
+    is_pass_t = torch.as_tensor(shards["is_pass"])
     has_passes = "pass_obs" in shards and len(shards["pass_obs"]) > 0
     if has_passes:
         pass_obs, pass_mask = torch.as_tensor(shards["pass_obs"]), torch.as_tensor(shards["pass_mask"])
@@ -316,15 +335,19 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
         net.train()
         chosen = logits.argmax(-1)
         regret = values_t[held].gather(1, chosen[:, None]).squeeze(1) - values_t[held].gather(1, best_t[held][:, None]).squeeze(1)
-        return {"agreement": float((chosen == best_t[held]).float().mean()), "regret": float(regret.mean())}
+        out = {"agreement": float((chosen == best_t[held]).float().mean()), "regret": float(regret.mean())}
+        passes = is_pass_t[held]
+        if passes.any():  # the rollout teacher labels passes too: their regret apart from the card plays'
+            out["pass_regret"], out["play_regret"] = float(regret[passes].mean()), float(regret[~passes].mean())
+        return out
 
     before = measure()
     stats: dict = {"examples": n, "pass_examples": len(shards.get("pass_obs", ())), "loss": loss,
                    "overruled": float(overruled.mean()), "before": before}
     overrule_note = (f" ({overruled.mean():.1%} where the teacher overrules the student by more than {margin} points)"
                      if loss == "imitation" else "")
-    log(f"{n:,} card plays{overrule_note}, {stats['pass_examples']:,} passes; held out: agreement with the teacher "
-        f"{before['agreement']:.3f}, regret {before['regret']:.3f} points/decision")
+    log(f"{n:,} labelled decisions ({int(shards['is_pass'].sum()):,} of them passes){overrule_note}, "
+        f"{stats['pass_examples']:,} passes kept at the student's odds; held out: {describe(before)}")
     optimizer = torch.optim.Adam(net.parameters(), lr=learning_rate)
     steps_per_epoch = max(1, -(-len(train) // batch_size))
     for epoch in range(epochs):
@@ -355,8 +378,7 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
             optimizer.step()
             losses.append(policy_loss.item())
         stats[f"epoch_{epoch + 1}"] = measure()
-        log(f"epoch {epoch + 1}: mean policy loss {np.mean(losses):.3f}; held out: agreement "
-            f"{stats[f'epoch_{epoch + 1}']['agreement']:.3f}, regret {stats[f'epoch_{epoch + 1}']['regret']:.3f}")
+        log(f"epoch {epoch + 1}: mean policy loss {np.mean(losses):.3f}; held out: {describe(stats[f'epoch_{epoch + 1}'])}")
     meta = dict(meta)
     # Each round records the one before it ("after"), so a policy's whole lineage stays in its file.
     meta["distilled"] = {"start": str(start_path), "data": str(data), "examples": n, "epochs": epochs, "loss": loss,

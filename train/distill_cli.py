@@ -26,8 +26,9 @@ def register(subparsers) -> None:
     collect.add_argument("--workers", type=int, default=2, help="worker processes, each with its own seeds")
     collect.add_argument("--tables", type=int, default=128, help="hands played at once per worker (one shard each)")
     collect.add_argument("--teacher", choices=["search", "rollout"], default="search",
-                         help="search: the search player's mean over sampled deals; rollout: every legal card "
-                              "played out once on the real deal (noisy, unbiased, much faster; fit with --loss improvement)")
+                         help="search: the search player's mean over sampled deals (card plays); rollout: every "
+                              "legal card played or passed and the hand played out once on the real deal (card plays "
+                              "and passes; noisy, unbiased, much faster; fit with --loss improvement)")
     collect.add_argument("--determinizations", type=int, default=12, help="sampled deals per decision (search teacher)")
     collect.add_argument("--opponent", default="hard", help="bot in the other seats and in the rollouts")
     collect.add_argument("--seed", type=_seed, default=1, help="first worker's seed (workers use seed, seed+1, ...)")
