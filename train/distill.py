@@ -272,7 +272,7 @@ def improvement_loss(logits, values, mask, old_log_probs, temperature: float):
 
 def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperature: float = 1.0,
         margin: float = 2.0, learning_rate: float = 3e-4, batch_size: int = 2048, holdout: float = 0.05,
-        seed: int = 0, loss: str = "imitation", log=print) -> dict:
+        seed: int = 0, loss: str = "imitation", hidden: list[int] | None = None, log=print) -> dict:
     """Train the policy of ``start_path`` on the teacher's values (card plays) and on its own odds
     (passes, which the search leaves alone); write a checkpoint to ``out_path``.
 
@@ -286,6 +286,9 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
     whose noise they average out where a cross-entropy to each label's best card would learn it;
     in the measurements so far only the improvement loss beat its student.
 
+    ``hidden`` grows the start's network to those layers first (``agents.policy.widened``: it plays
+    exactly as before until the fit uses the new units), for more capacity to learn the values.
+
     Reported on held-out card plays: agreement with the teacher's best card, and *regret*, the
     teacher's points for the student's greedy card minus those of its best card (per decision).
     """
@@ -293,11 +296,15 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
     from torch import nn
 
     from agents.checkpoint import load_net, save
+    from agents.policy import widened
 
     if loss not in ("imitation", "regression", "improvement"):
         raise ValueError(f"loss must be 'imitation', 'regression' or 'improvement', got {loss!r}")
     torch.manual_seed(seed)
     net, meta = load_net(start_path)
+    start_hidden = list(net.hidden)
+    if hidden is not None and list(hidden) != list(net.hidden):
+        net = widened(net, hidden)  # raises ValueError, naming both, when the layers cannot grow so
     shards = load_shards(data)
     if shards["rules"] is not None and Rules.from_dict(shards["rules"]) != Rules.from_dict(meta["rules"]):
         raise ValueError(f"the shards in {data} were collected under other rules than {start_path} plays")
@@ -383,6 +390,7 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
     # Each round records the one before it ("after"), so a policy's whole lineage stays in its file.
     meta["distilled"] = {"start": str(start_path), "data": str(data), "examples": n, "epochs": epochs, "loss": loss,
                          "temperature": temperature, "margin": margin, "learning_rate": learning_rate,
-                         "batch_size": batch_size, "seed": seed, "after": meta.get("distilled")}
+                         "batch_size": batch_size, "seed": seed, "start_hidden": start_hidden,
+                         "after": meta.get("distilled")}
     save(out_path, net, meta)
     return stats

@@ -51,6 +51,9 @@ def register(subparsers) -> None:
     fit.add_argument("--learning-rate", type=float, default=3e-4)
     fit.add_argument("--batch-size", type=int, default=2048,
                      help="decisions per step (larger batches average more of the noise of one-deal labels)")
+    fit.add_argument("--hidden", type=int, nargs="+", metavar="WIDTH",
+                     help="grow the start's layers to these widths first (it plays as before until fitted), e.g. "
+                          "--hidden 256 256; default: keep its layers")
     fit.add_argument("--seed", type=_seed, default=0)
     fit.set_defaults(func=run_fit)
 
@@ -120,7 +123,7 @@ def run_fit(args: argparse.Namespace) -> int:
     try:
         stats = fit(args.start, Path(args.data), Path(args.out), epochs=args.epochs, temperature=args.temperature,
                     margin=args.margin, learning_rate=args.learning_rate, seed=args.seed, loss=args.loss,
-                    batch_size=args.batch_size,
+                    batch_size=args.batch_size, hidden=args.hidden,
                     log=lambda message: print(message, file=sys.stderr))
     except (CheckpointError, FileNotFoundError, ValueError) as err:
         raise UsageError(str(err)) from None
