@@ -303,8 +303,8 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
     torch.manual_seed(seed)
     net, meta = load_net(start_path)
     start_hidden = list(net.hidden)
-    if hidden is not None and list(hidden) != list(net.hidden):
-        net = widened(net, hidden)  # raises ValueError, naming both, when the layers cannot grow so
+    if hidden is not None:  # an exact copy when the sizes match; a ValueError naming both when they cannot grow
+        net = widened(net, hidden)
     shards = load_shards(data)
     if shards["rules"] is not None and Rules.from_dict(shards["rules"]) != Rules.from_dict(meta["rules"]):
         raise ValueError(f"the shards in {data} were collected under other rules than {start_path} plays")
