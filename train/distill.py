@@ -273,8 +273,9 @@ def improvement_loss(logits, values, mask, old_log_probs, temperature: float):
 def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperature: float = 1.0,
         margin: float = 2.0, learning_rate: float = 3e-4, batch_size: int = 2048, holdout: float = 0.05,
         seed: int = 0, loss: str = "imitation", hidden: list[int] | None = None, log=print) -> dict:
-    """Train the policy of ``start_path`` on the teacher's values (card plays) and on its own odds
-    (passes, which the search leaves alone); write a checkpoint to ``out_path``.
+    """Train the policy of ``start_path`` on the teacher's values (card plays, and passes where the
+    rollout teacher labelled them) and on its own odds (the passes the search teacher leaves alone);
+    write a checkpoint to ``out_path``.
 
     ``loss="imitation"``: cross-entropy to the teacher's preferences where they beat the student's
     card by more than ``margin`` (for the search teacher's averaged values). ``loss="regression"``:
@@ -289,8 +290,9 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
     ``hidden`` grows the start's network to those layers first (``agents.policy.widened``: it plays
     exactly as before until the fit uses the new units), for more capacity to learn the values.
 
-    Reported on held-out card plays: agreement with the teacher's best card, and *regret*, the
-    teacher's points for the student's greedy card minus those of its best card (per decision).
+    Reported on held-out labelled decisions: agreement with the teacher's best card, and *regret*,
+    the teacher's points for the student's greedy card minus those of its best card (per decision;
+    passes and card plays apart where passes are labelled).
     """
     import torch
     from torch import nn
