@@ -5,7 +5,8 @@ and dicts: ``{"format", "model", "optimizer" (optional), "meta" (a JSON string)}
 ``torch.load(weights_only=True)``, which refuses anything else, so loading a file from a stranger
 never runs code. It is written to a temporary file and renamed, so a crash never leaves half a file.
 
-``meta`` records the observation version and size, the rules, the network sizes, the training
+``meta`` records the observation version and size, the rules, the network sizes (``hidden``, and
+``card_scorer``: the per-card scorer's units, 0 for none), the training
 config and the counters. :func:`load_policy` refuses a checkpoint made for other rules or another
 observation version, with a message naming both.
 """
@@ -41,6 +42,7 @@ def save(path: str | Path, model: PolicyNet, meta: dict[str, Any], optimizer: to
         "obs_version": OBS_VERSION,
         "obs_dim": OBS_DIM,
         "hidden": list(model.hidden),
+        "card_scorer": model.card_scorer.width if model.card_scorer is not None else 0,
     }
     payload: dict[str, Any] = {"format": FORMAT, "model": model.state_dict(), "meta": json.dumps(meta)}
     if optimizer is not None:
@@ -103,7 +105,7 @@ def load_net(path: str | Path, rules: Rules | None = None) -> tuple[PolicyNet, d
     payload = load(path)
     meta = payload["meta"]
     check_compatible(meta, rules, path)
-    net = PolicyNet(hidden=meta["hidden"])
+    net = PolicyNet(hidden=meta["hidden"], card_scorer=int(meta.get("card_scorer", 0)))  # files before it: none
     try:
         net.load_state_dict(payload["model"], strict=True)
     except (RuntimeError, KeyError) as err:

@@ -5,8 +5,13 @@ Sizes come from ``hearts_env.observe`` (never hard-coded). Illegal actions are m
 finite negative (``MASKED_LOGIT``), not ``-inf``: ``-inf`` turns into NaN in softmax gradients and
 in exported models.
 
-``widened(net, hidden)`` grows a trained network into a larger one that computes exactly the same
-function (Net2Net-style), so a fine-tuning run can add capacity without starting over.
+``PolicyNet(..., card_scorer=W)`` adds a per-card scorer (``agents.card_scorer``: exact facts
+about each card, such as whether it takes the trick as it stands, computed from the observation
+inside the network) to the logits; ``W = 0``, the default, has none.
+
+``widened(net, hidden, card_scorer)`` grows a trained network into a larger one that computes exactly
+the same function (Net2Net-style; a new scorer starts at zero), so a fine-tuning run can add capacity
+without starting over.
 
 ``PolicyAgent`` is the agent-protocol face of a network (``act(observation, action_mask)``): the
 most probable legal card by default, or a sample with ``sample=True``. ``ckpt:PATH`` specs load one
@@ -24,14 +29,19 @@ from torch import nn
 from hearts_env.cards import NUM_CARDS
 from hearts_env.observe import OBS_DIM
 
+from .card_scorer import CardScorer
+
 MASKED_LOGIT = -1e9
 
 
 class PolicyNet(nn.Module):
-    """Shared trunk, a policy head (52 logits) and a value head (expected reward of the hand)."""
+    """Shared trunk, a policy head (52 logits, plus the card scorer's when ``card_scorer`` units are
+    asked for) and a value head (expected reward of the hand)."""
 
-    def __init__(self, hidden: Sequence[int] = (256, 256), obs_dim: int = OBS_DIM):
+    def __init__(self, hidden: Sequence[int] = (256, 256), obs_dim: int = OBS_DIM, card_scorer: int = 0):
         super().__init__()
+        if card_scorer < 0:
+            raise ValueError(f"card_scorer is a number of units, 0 for none; got {card_scorer}")
         self.hidden = tuple(int(h) for h in hidden)
         self.obs_dim = obs_dim
         layers: list[nn.Module] = []
@@ -42,6 +52,7 @@ class PolicyNet(nn.Module):
         self.trunk = nn.Sequential(*layers)
         self.policy_head = nn.Linear(width, NUM_CARDS)
         self.value_head = nn.Linear(width, 1)
+        self.card_scorer = CardScorer(card_scorer, width) if card_scorer else None
         nn.init.orthogonal_(self.policy_head.weight, gain=0.01)
         nn.init.zeros_(self.policy_head.bias)
 
@@ -49,6 +60,8 @@ class PolicyNet(nn.Module):
         """(masked logits [N, 52], value [N])."""
         features = self.trunk(observation)
         logits = self.policy_head(features)
+        if self.card_scorer is not None:
+            logits = logits + self.card_scorer(observation, features)
         logits = torch.where(action_mask.bool(), logits, torch.full_like(logits, MASKED_LOGIT))
         return logits, self.value_head(features).squeeze(-1)
 
@@ -63,18 +76,25 @@ def is_growth(old_hidden: Sequence[int], new_hidden: Sequence[int]) -> bool:
 
 
 @torch.no_grad()
-def widened(net: PolicyNet, hidden: Sequence[int]) -> PolicyNet:
-    """A network with layers ``hidden`` whose logits and value equal ``net``'s on every input.
+def widened(net: PolicyNet, hidden: Sequence[int], card_scorer: int | None = None) -> PolicyNet:
+    """A network with layers ``hidden`` (and ``card_scorer`` scorer units; default: as ``net``)
+    whose logits and value equal ``net``'s on every input.
 
     The old units keep their weights in the leading rows; new units get fresh incoming weights and
     zero weight into every old unit and head, so they change nothing until training uses them.
     Layers appended after the old ones start as identities on the old units: their inputs come out
-    of a ReLU and are never negative, so ReLU(x) = x passes them through unchanged.
+    of a ReLU and are never negative, so ReLU(x) = x passes them through unchanged. A scorer the
+    old network lacks scores every card zero until trained; one it has keeps its weights (its new
+    trunk inputs weigh zero).
     """
     if not is_growth(net.hidden, hidden):
         raise ValueError(f"cannot grow layers {list(net.hidden)} into {list(hidden)}: every layer must stay at "
                          f"least as wide and appended layers at least {net.hidden[-1] if net.hidden else 0} wide")
-    grown = PolicyNet(hidden=hidden, obs_dim=net.obs_dim)
+    old_scorer = net.card_scorer.width if net.card_scorer is not None else 0
+    card_scorer = old_scorer if card_scorer is None else card_scorer
+    if card_scorer < old_scorer:
+        raise ValueError(f"cannot shrink the card scorer from {old_scorer} units to {card_scorer}")
+    grown = PolicyNet(hidden=hidden, obs_dim=net.obs_dim, card_scorer=card_scorer)
     old_layers = [m for m in net.trunk if isinstance(m, nn.Linear)]
     new_layers = [m for m in grown.trunk if isinstance(m, nn.Linear)]
     live = net.obs_dim  # leading inputs of the current layer that carry the old network's signal
@@ -94,6 +114,15 @@ def widened(net: PolicyNet, hidden: Sequence[int]) -> PolicyNet:
         new_head.weight.zero_()
         new_head.weight[:, :live] = old_head.weight
         new_head.bias.copy_(old_head.bias)
+    if net.card_scorer is not None:  # old units keep their weights; new ones start with zero out-weights
+        old, new = net.card_scorer, grown.card_scorer
+        new.card.weight[:old_scorer] = old.card.weight
+        new.card.bias[:old_scorer] = old.card.bias
+        new.context.weight[:old_scorer] = old.context.weight
+        new.trunk.weight[:old_scorer] = 0.0
+        new.trunk.weight[:old_scorer, :live] = old.trunk.weight
+        new.out.weight.zero_()
+        new.out.weight[:, :old_scorer] = old.out.weight
     return grown
 
 

@@ -311,7 +311,7 @@ def export_policy(checkpoint: str | Path, out_dir: str | Path, *, golden: int = 
         "checkpoint_sha256": sha256_file(checkpoint),
         "exported_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "exporter": exporter,
-        "network": {"kind": "PolicyNet", "hidden": meta.get("hidden")},
+        "network": {"kind": "PolicyNet", "hidden": meta.get("hidden"), "card_scorer": meta.get("card_scorer", 0)},
         "training": {k: meta.get(k) for k in ("iteration", "learner_decisions", "all_decisions", "seconds",
                                                "imitated") if k in meta},
         "config": meta.get("config"),

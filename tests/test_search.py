@@ -178,15 +178,16 @@ def test_distill_collect_and_fit_end_to_end(tmp_path):
     # Passes are labelled too (the hands of seed 1 include passing ones): 13, 12 and 11 cards to choose from.
     assert is_pass.any() and set(mask[is_pass].sum(axis=1)) <= {11, 12, 13}
     assert set(np.unique(values[mask])) <= set(range(27))  # one real deal: whole points of one hand
-    second = tmp_path / "second.pt"  # a second round, from the first round's policy, grown to 32 units
+    second = tmp_path / "second.pt"  # a second round, from the first round's policy, grown to 32 units and scored
     fitted = hearts("distill", "fit", str(out), "--data", str(rolled), "--out", str(second), "--epochs", "1",
-                    "--loss", "improvement", "--temperature", "0.5", "--hidden", "32")
+                    "--loss", "improvement", "--temperature", "0.5", "--hidden", "32", "--card-scorer", "4")
     assert fitted.returncode == 0, fitted.stderr
     stats = json.loads(fitted.stdout)
     assert stats["loss"] == "improvement" and {"pass_regret", "play_regret"} <= set(stats["before"])
     grown, meta = load_net(second, rules=CLASSIC)
     lineage = meta["distilled"]
     assert list(grown.hidden) == [32] and lineage["start_hidden"] == [16]
+    assert grown.card_scorer.width == 4 and meta["card_scorer"] == 4 and lineage["start_card_scorer"] == 0
     assert (lineage["loss"], lineage["after"]["loss"], lineage["after"]["after"]) == ("improvement", "imitation", None)
     # Bad input: named, exit code 2.
     empty = hearts("distill", "fit", str(student), "--data", str(tmp_path / "none"), "--out", str(out))
@@ -197,6 +198,10 @@ def test_distill_collect_and_fit_end_to_end(tmp_path):
     assert bad.returncode == 2 and "--temperature" in bad.stderr
     narrower = hearts("distill", "fit", str(student), "--data", str(shards), "--out", str(out), "--hidden", "8")
     assert narrower.returncode == 2 and "cannot grow layers [16] into [8]" in narrower.stderr
+    no_units = hearts("distill", "fit", str(student), "--data", str(shards), "--out", str(out), "--card-scorer", "0")
+    assert no_units.returncode == 2 and "--card-scorer must be 1 or more" in no_units.stderr
+    shrunk = hearts("distill", "fit", str(second), "--data", str(shards), "--out", str(out), "--card-scorer", "2")
+    assert shrunk.returncode == 2 and "cannot shrink the card scorer from 4 units to 2" in shrunk.stderr
     for args, word in ((["--seed", "-1"], "seed"), (["--opponent", "hardest"], "hardest"),
                        (["--opponent", "search"], "slow"), (["--out", str(student)], "is a file")):
         refused = hearts("distill", "collect", str(student), "--out", str(tmp_path / "x"), *args)

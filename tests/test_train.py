@@ -245,6 +245,9 @@ def test_init_from_starts_from_a_saved_policy_and_refuses_what_does_not_fit(tmp_
         Run(two_player, runs_dir=tmp_path / "third", log=lambda message: None)
     with pytest.raises(ConfigError, match="init_from and imitation.teacher"):
         load_config(SMOKE, [f"init_from={path}", "imitation.teacher=hard"])
+    scored = save(tmp_path / "scored.pt", widened(source, [16, 16], card_scorer=4), rules_meta())
+    with pytest.raises(CheckpointError, match="per-card scorer"):
+        Run(config.model_copy(update={"init_from": str(scored)}), runs_dir=tmp_path / "fourth", log=lambda message: None)
 
 
 def test_an_arena_in_the_callers_process_keeps_its_torch_threads(tmp_path):

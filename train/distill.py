@@ -272,7 +272,8 @@ def improvement_loss(logits, values, mask, old_log_probs, temperature: float):
 
 def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperature: float = 1.0,
         margin: float = 2.0, learning_rate: float = 3e-4, batch_size: int = 2048, holdout: float = 0.05,
-        seed: int = 0, loss: str = "imitation", hidden: list[int] | None = None, log=print) -> dict:
+        seed: int = 0, loss: str = "imitation", hidden: list[int] | None = None, card_scorer: int | None = None,
+        log=print) -> dict:
     """Train the policy of ``start_path`` on the teacher's values (card plays, and passes where the
     rollout teacher labelled them) and on its own odds (the passes the search teacher leaves alone);
     write a checkpoint to ``out_path``.
@@ -288,7 +289,8 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
     in the measurements so far only the improvement loss beat its student.
 
     ``hidden`` grows the start's network to those layers first (``agents.policy.widened``: it plays
-    exactly as before until the fit uses the new units), for more capacity to learn the values.
+    exactly as before until the fit uses the new units), for more capacity to learn the values;
+    ``card_scorer`` adds (or grows) the per-card scorer of ``agents.card_scorer`` the same way.
 
     Reported on held-out labelled decisions: agreement with the teacher's best card, and *regret*,
     the teacher's points for the student's greedy card minus those of its best card (per decision;
@@ -305,8 +307,9 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
     torch.manual_seed(seed)
     net, meta = load_net(start_path)
     start_hidden = list(net.hidden)
-    if hidden is not None:  # an exact copy when the sizes match; a ValueError naming both when they cannot grow
-        net = widened(net, hidden)
+    start_scorer = net.card_scorer.width if net.card_scorer is not None else 0
+    if hidden is not None or card_scorer is not None:  # an exact copy when the sizes match; a ValueError naming both when they cannot grow
+        net = widened(net, hidden if hidden is not None else net.hidden, card_scorer)
     shards = load_shards(data)
     if shards["rules"] is not None and Rules.from_dict(shards["rules"]) != Rules.from_dict(meta["rules"]):
         raise ValueError(f"the shards in {data} were collected under other rules than {start_path} plays")
@@ -393,6 +396,7 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
     meta["distilled"] = {"start": str(start_path), "data": str(data), "examples": n, "epochs": epochs, "loss": loss,
                          "temperature": temperature, "margin": margin, "learning_rate": learning_rate,
                          "batch_size": batch_size, "seed": seed, "start_hidden": start_hidden,
+                         "start_card_scorer": start_scorer,
                          "after": meta.get("distilled")}
     save(out_path, net, meta)
     return stats

@@ -54,6 +54,9 @@ def register(subparsers) -> None:
     fit.add_argument("--hidden", type=int, nargs="+", metavar="WIDTH",
                      help="grow the start's layers to these widths first (it plays as before until fitted), e.g. "
                           "--hidden 256 256; default: keep its layers")
+    fit.add_argument("--card-scorer", type=int, metavar="UNITS",
+                     help="add a per-card scorer of this many units (exact facts about each card computed from the "
+                          "observation; it scores zero until fitted), or grow the start's; default: keep the start's")
     fit.add_argument("--seed", type=_seed, default=0)
     fit.set_defaults(func=run_fit)
 
@@ -120,10 +123,12 @@ def run_fit(args: argparse.Namespace) -> int:
                     batch_size=args.batch_size)
     if args.margin < 0:
         raise UsageError(f"--margin must be 0 or more, got {args.margin}")
+    if args.card_scorer is not None and args.card_scorer < 1:
+        raise UsageError(f"--card-scorer must be 1 or more units, got {args.card_scorer}")
     try:
         stats = fit(args.start, Path(args.data), Path(args.out), epochs=args.epochs, temperature=args.temperature,
                     margin=args.margin, learning_rate=args.learning_rate, seed=args.seed, loss=args.loss,
-                    batch_size=args.batch_size, hidden=args.hidden,
+                    batch_size=args.batch_size, hidden=args.hidden, card_scorer=args.card_scorer,
                     log=lambda message: print(message, file=sys.stderr))
     except (CheckpointError, FileNotFoundError, ValueError) as err:
         raise UsageError(str(err)) from None

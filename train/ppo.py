@@ -287,6 +287,10 @@ class Run:
         """Start from a saved policy's weights (same rules and observation version). A larger
         ``hidden`` grows the saved network first, keeping what it computes (``widened``)."""
         net, meta = load_net(path, self.rules)
+        if net.card_scorer is not None:  # PolicyNet(hidden) here: PPO does not train the per-card scorer
+            raise CheckpointError(f"init_from {path}: it has a per-card scorer ({net.card_scorer.width} units, from "
+                                  f"`hearts distill fit --card-scorer`), which PPO training does not support; "
+                                  f"start from a network without one")
         try:
             start = widened(net, self.config.hidden)  # an exact copy when the sizes match
         except ValueError as err:
