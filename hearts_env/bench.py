@@ -56,14 +56,16 @@ def _endless(rules: Rules) -> Rules:
     return rules.replace(target_score=10**9)
 
 
-def _timed(step: Callable[[], int], seconds: float) -> tuple[int, float]:
-    """Call ``step`` (returning decisions made) until ``seconds`` pass; (decisions, elapsed)."""
+def _timed(step: Callable[[], int], seconds: float, finished: Callable[[], bool] = lambda: True) -> tuple[int, float]:
+    """Call ``step`` (returning decisions made) until ``seconds`` pass and ``finished()`` (e.g. a
+    whole hand was played, so a hands/s figure is never a zero from a short or starved run);
+    (decisions, elapsed)."""
     decisions = 0
     start = time.perf_counter()
     while True:
         decisions += step()
         elapsed = time.perf_counter() - start
-        if elapsed >= seconds:
+        if elapsed >= seconds and finished():
             return decisions, elapsed
 
 
@@ -80,7 +82,7 @@ def bench_engine(rules: Rules, batch_size: int, seconds: float, seed: int = 0, w
         engine.step_inplace(state, random_actions(state.legal, rng))
         return batch_size
 
-    decisions, elapsed = _timed(step, seconds)
+    decisions, elapsed = _timed(step, seconds, finished=lambda: bool((state.hand_number > first_hand).any()))
     hands = int((state.hand_number - first_hand).sum())
     name = "engine+obs" if with_obs else "engine"
     return BenchResult(name, batch_size, hands / elapsed, decisions / elapsed, elapsed)
@@ -150,7 +152,7 @@ def bench_vector(rules: Rules, num_envs: int, seconds: float, seed: int = 0) -> 
         hands += int(terminated.sum())
         return num_envs
 
-    steps, elapsed = _timed(step, seconds)
+    steps, elapsed = _timed(step, seconds, finished=lambda: hands > 0)
     return BenchResult("vector_env", num_envs, hands / elapsed, steps / elapsed, elapsed)
 
 

