@@ -1,8 +1,8 @@
 """A per-card scorer added to the policy's logits: facts about each card, computed from observation v1.
 
 A plain network over observation v1 sees cards as 52 separate inputs. Facts that decide most card
-plays, such as "this card takes the trick as it stands" or "two unseen spades are higher than this
-one", are comparisons across those inputs that an MLP learns only approximately, card by card. This
+plays, such as "this card takes the trick as it stands" or "two spades still out are higher than
+this one", are comparisons across those inputs that an MLP learns only approximately, card by card. This
 module computes them exactly, in torch, from the observation itself, so an exported model still takes
 observation v1 and the game apps' contract does not change.
 
@@ -12,8 +12,9 @@ about the trick. :class:`CardScorer` scores every card with one small shared lay
 that card. ``v`` starts at zero, so adding a scorer to a trained network leaves its play unchanged
 until it is fitted.
 
-The facts are *hints*, not rules: they only read what the observation shows (the two dead cards of
-the two-player deck count as unseen, as nobody sees them) and the engine's rules
+The facts are *hints*, not rules: they only read what the observation shows (a card is *out* when
+it is in the deck but neither held nor played: in another hand, known or not, since the cards I
+passed count, or among the two-player deck's dead cards, which nobody sees) and the engine's rules
 stay the only judge of legality and scoring.
 """
 
@@ -28,7 +29,7 @@ from hearts_env.rules import SHORT_DECK_RANKS
 
 #: Names of the per-card facts, in order (see :func:`card_facts`).
 CARD_FACT_NAMES = (
-    "held", "unseen", "higher_unseen", "lower_unseen", "suit_unseen", "suit_held",
+    "held", "out", "higher_out", "lower_out", "suit_out", "suit_held",
     "follows_lead", "takes_trick_now", "higher_in_trick", "trump",
     "clubs", "diamonds", "hearts", "spades", "rank", "points",
 )
@@ -63,8 +64,9 @@ def _constants() -> dict[str, torch.Tensor]:
 def card_facts(obs: torch.Tensor, constants: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
     """``(facts [N, 52, CARD_FACTS], context [N, CONTEXT_FACTS])`` from observations ``[N, OBS_DIM]``.
 
-    Per card: held by me; unseen (in the deck, neither held nor played); unseen cards of its suit
-    above and below it; unseen and held cards of its suit; of the suit led; would take the trick as
+    Per card: held by me; out (in the deck, neither held nor played, so in another hand: the cards
+    I passed count, as they can still beat mine; or dead); cards out of its suit above and below it;
+    cards out and held of its suit; of the suit led; would take the trick as
     it stands (of the suit led and above every card of that suit in it, or a trump above every trump
     in it when the rules make hearts trump); cards of its suit in the trick above it; a trump; its
     suit, rank and points. About the trick: its points, how full it is, whether I play last, whether I lead, tricks
@@ -79,7 +81,7 @@ def card_facts(obs: torch.Tensor, constants: dict[str, torch.Tensor]) -> tuple[t
     players = 4.0 - 2.0 * flags[:, RULE_FLAGS.index("two_players")]
     short = flags[:, RULE_FLAGS.index("short_deck"), None]
     in_deck = 1.0 - short * (1.0 - constants["short_deck"])
-    unseen = torch.clamp(in_deck - hand - played, min=0.0)
+    out = torch.clamp(in_deck - hand - played, min=0.0)
     per_suit = lambda cards: (cards @ suit) @ suit.T  # noqa: E731 - cards of each card's suit
     lead = (_piece(obs, "trick") * _piece(obs, "trick_leader")[:, :, None]).sum(dim=1)
     follows = per_suit(lead)
@@ -94,8 +96,8 @@ def card_facts(obs: torch.Tensor, constants: dict[str, torch.Tensor]) -> tuple[t
     takes = started * unbeaten * (follows * (1.0 - trumped) + trump * (1.0 - follows))
     n = obs.shape[0]
     facts = torch.stack([
-        hand, unseen, (unseen @ higher) / 12.0, (unseen @ higher.T) / 12.0,
-        per_suit(unseen) / 13.0, per_suit(hand) / 13.0,
+        hand, out, (out @ higher) / 12.0, (out @ higher.T) / 12.0,
+        per_suit(out) / 13.0, per_suit(hand) / 13.0,
         follows, takes, higher_in_trick / 3.0, trump,
         *[suit[:, s].expand(n, NUM_CARDS) for s in range(NUM_SUITS)],
         constants["rank"].expand(n, NUM_CARDS), constants["points"].expand(n, NUM_CARDS) / 13.0,

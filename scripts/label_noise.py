@@ -6,18 +6,20 @@ student finishing its own cards, ``hard`` bots the others). Printed: the student
 the mean over those deals, and the spread over deals of a card's value minus the student's card's
 value on the same deal: the noise that one real-deal label carries beside the signal.
 
-    python scripts/label_noise.py data/cfq/round7/shard_801_0000.npz agents/policies/ppo_classic.pt
+    python scripts/label_noise.py data/cfq/round7/shard_801_0000.npz round6.pt   # the shard's student
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 
 import numpy as np
 import torch
 
 from agents.checkpoint import load_policy
 from agents.search import SearchAgent
+from hearts_env.rules import Rules
 
 
 def main() -> None:
@@ -32,8 +34,9 @@ def main() -> None:
         rows = np.nonzero(~data["is_pass"])[0][: args.decisions]
         obs = data["obs"][rows].astype(np.float32)
         mask = np.unpackbits(data["mask"][rows], axis=1, count=52).astype(bool)
-    student = load_policy(args.student)
-    values = np.stack([SearchAgent("classic", rollout="hard", own=student, determinizations=1, seed=1000 + k)
+        rules = Rules.from_dict(json.loads(str(data["meta"]))["rules"])  # the shard's own rules
+    student = load_policy(args.student, rules=rules)
+    values = np.stack([SearchAgent(rules, rollout="hard", own=student, determinizations=1, seed=1000 + k)
                        .card_values(obs, mask) for k in range(args.deals)])  # [deals, N, 52]
     n = np.arange(len(rows))
     own = student.act(obs, mask)
