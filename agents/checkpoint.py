@@ -42,7 +42,7 @@ def save(path: str | Path, model: PolicyNet, meta: dict[str, Any], optimizer: to
         "obs_version": OBS_VERSION,
         "obs_dim": OBS_DIM,
         "hidden": list(model.hidden),
-        "card_scorer": model.card_scorer.width if model.card_scorer is not None else 0,
+        "card_scorer": model.card_scorer_units,
     }
     payload: dict[str, Any] = {"format": FORMAT, "model": model.state_dict(), "meta": json.dumps(meta)}
     if optimizer is not None:

@@ -56,6 +56,11 @@ class PolicyNet(nn.Module):
         nn.init.orthogonal_(self.policy_head.weight, gain=0.01)
         nn.init.zeros_(self.policy_head.bias)
 
+    @property
+    def card_scorer_units(self) -> int:
+        """Units of the per-card scorer, 0 for none."""
+        return self.card_scorer.width if self.card_scorer is not None else 0
+
     def forward(self, observation: torch.Tensor, action_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """(masked logits [N, 52], value [N])."""
         features = self.trunk(observation)
@@ -90,7 +95,7 @@ def widened(net: PolicyNet, hidden: Sequence[int], card_scorer: int | None = Non
     if not is_growth(net.hidden, hidden):
         raise ValueError(f"cannot grow layers {list(net.hidden)} into {list(hidden)}: every layer must stay at "
                          f"least as wide and appended layers at least {net.hidden[-1] if net.hidden else 0} wide")
-    old_scorer = net.card_scorer.width if net.card_scorer is not None else 0
+    old_scorer = net.card_scorer_units
     card_scorer = old_scorer if card_scorer is None else card_scorer
     if card_scorer < old_scorer:
         raise ValueError(f"cannot shrink the card scorer from {old_scorer} units to {card_scorer}")

@@ -307,7 +307,7 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
     torch.manual_seed(seed)
     net, meta = load_net(start_path)
     start_hidden = list(net.hidden)
-    start_scorer = net.card_scorer.width if net.card_scorer is not None else 0
+    start_scorer = net.card_scorer_units
     if hidden is not None or card_scorer is not None:  # an exact copy when the sizes match; a ValueError naming both when they cannot grow
         net = widened(net, hidden if hidden is not None else net.hidden, card_scorer)
     shards = load_shards(data)
