@@ -287,8 +287,8 @@ class Run:
         """Start from a saved policy's weights (same rules and observation version). A larger
         ``hidden`` grows the saved network first, keeping what it computes (``widened``)."""
         net, meta = load_net(path, self.rules)
-        if net.card_scorer is not None:  # PolicyNet(hidden) here: PPO does not train the per-card scorer
-            raise CheckpointError(f"init_from {path}: it has a per-card scorer ({net.card_scorer.width} units, from "
+        if net.card_scorer_units:  # PolicyNet(hidden) here: PPO does not train the per-card scorer
+            raise CheckpointError(f"init_from {path}: it has a per-card scorer ({net.card_scorer_units} units, from "
                                   f"`hearts distill fit --card-scorer`), which PPO training does not support; "
                                   f"start from a network without one")
         try:
