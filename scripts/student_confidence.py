@@ -1,4 +1,4 @@
-"""How confident is each round's student? (docs/training.md, "Rounds nine and ten").
+"""How confident is each round's student? (docs/training.md, "Rounds nine to eleven").
 
 On the card plays and passes of one round-eight shard: the mean probability of each policy's most probable
 card, how often it exceeds 0.95 and 0.99, the entropy, and the median advantage (points) another card needs to
@@ -6,7 +6,9 @@ be preferred under pi_old * exp(-points / T) at T = 0.5.
 
     git show 1f98368:agents/policies/ppo_classic.pt > /tmp/ppo_policy.pt; python scripts/student_confidence.py
 """
-import numpy as np, torch, sys
+import numpy as np
+import torch
+
 torch.set_num_threads(1)
 from agents.checkpoint import load_net
 from train.distill import policy_probs
