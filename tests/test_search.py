@@ -212,6 +212,63 @@ def test_distill_collect_and_fit_end_to_end(tmp_path):
     assert other_rules.returncode == 2 and "other rules" in other_rules.stderr
 
 
+def test_rollout_collection_without_pass_labels_labels_the_same_card_plays(tmp_path):
+    # --no-pass-labels: the same hands, the same card plays with the same labels, and the passes kept
+    # at the student's own odds instead of played out.
+    torch = pytest.importorskip("torch")
+    from agents.checkpoint import save
+    from agents.policy import PolicyNet
+    from train.distill import load_shards
+
+    torch.manual_seed(0)
+    student = save(tmp_path / "student.pt", PolicyNet(hidden=[16]), {"rules": CLASSIC.to_dict(), "iteration": 0})
+    folders = {}
+    for flag in ("--pass-labels", "--no-pass-labels"):
+        folders[flag] = tmp_path / flag.strip("-")
+        done = hearts("distill", "collect", str(student), "--out", str(folders[flag]), "--hands", "8", "--tables", "8",
+                      "--workers", "1", "--teacher", "rollout", flag)
+        assert done.returncode == 0, done.stderr
+    both, plays = load_shards(folders["--pass-labels"]), load_shards(folders["--no-pass-labels"])
+    assert both["is_pass"].any() and not plays["is_pass"].any() and len(both["pass_obs"]) == 0
+    card_plays = ~both["is_pass"]
+    for name in ("obs", "mask", "values"):
+        np.testing.assert_array_equal(plays[name], both[name][card_plays])
+    np.testing.assert_array_equal(plays["pass_obs"], both["obs"][both["is_pass"]])
+    assert np.allclose(plays["pass_probs"].sum(axis=1), 1) and not plays["pass_probs"][~plays["pass_mask"]].any()
+    with np.load(next(folders["--no-pass-labels"].glob("shard_*.npz"))) as data:
+        assert json.loads(str(data["meta"]))["pass_labels"] is False
+
+
+def test_shards_load_into_one_array_each_old_and_new_alike(tmp_path):
+    # A shard from before passes were labelled (no is_pass) and one with an array fitting does not
+    # read load as the concatenation of their examples.
+    from train.distill import load_shards
+
+    rng = np.random.default_rng(0)
+    meta = np.array(json.dumps({"rules": CLASSIC.to_dict()}))
+
+    def shard(rows, passes, **extra):
+        mask = rng.random((rows, 52)) < 0.2
+        return dict(meta=meta, obs=rng.random((rows, 629)).astype(np.float16), mask=np.packbits(mask, axis=1),
+                    values=np.where(mask, rng.integers(0, 27, (rows, 52)), np.inf).astype(np.float32),
+                    pass_obs=rng.random((passes, 629)).astype(np.float16),
+                    pass_mask=np.packbits(rng.random((passes, 52)) < 0.25, axis=1),
+                    pass_probs=rng.random((passes, 52)).astype(np.float32), **extra)
+
+    old, new = shard(5, 2), shard(3, 0, is_pass=np.array([True, False, True]), worlds=np.zeros((3, 4)))
+    np.savez(tmp_path / "shard_1_0000.npz", **old)
+    np.savez(tmp_path / "shard_1_0001.npz", **new)
+    loaded = load_shards(tmp_path)
+    assert loaded["rules"] == CLASSIC.to_dict() and "worlds" not in loaded
+    np.testing.assert_array_equal(loaded["is_pass"], [False] * 5 + [True, False, True])
+    for name in ("obs", "values", "pass_obs", "pass_probs"):
+        np.testing.assert_array_equal(loaded[name], np.concatenate([old[name], new[name]]))
+        assert loaded[name].dtype == old[name].dtype
+    for name in ("mask", "pass_mask"):
+        unpacked = [np.unpackbits(s[name], axis=1, count=52).astype(bool) for s in (old, new)]
+        np.testing.assert_array_equal(loaded[name], np.concatenate(unpacked))
+
+
 def test_the_teacher_overrules_the_student_only_by_more_than_the_margin():
     from train.distill import fit_targets
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import time
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -44,14 +45,15 @@ from .config import REWARD_SCALE
 
 def collect_shard(student_path: str, out: Path, hands: int, seed: int, tables: int = 256,
                   determinizations: int = 12, opponent: str = "hard", rules: str = "classic",
-                  teacher: str = "search", log=print) -> int:
+                  teacher: str = "search", pass_labels: bool = True, log=print) -> int:
     """Play ``hands`` hands (``tables`` at a time) and write the student's labelled decisions to
     ``out/shard_<seed>_<k>.npz``; returns the number of examples.
 
     ``teacher="search"`` labels card plays with the search player (means over ``determinizations``
     sampled deals); ``teacher="rollout"`` plays every legal card on the real deal instead (see
-    :func:`rollout_values`), at passes too: a pass label is the hand played out after that card is
-    picked, the student picking its remaining cards."""
+    :func:`rollout_values`), at passes too unless ``pass_labels`` is false: a pass label is the hand
+    played out after that card is picked, the student picking its remaining cards. Passes the
+    teacher does not value (all of the search's) are kept with the student's own odds."""
     import torch
 
     from agents import make
@@ -65,13 +67,16 @@ def collect_shard(student_path: str, out: Path, hands: int, seed: int, tables: i
     # policy after one better card, so learning them is a policy-improvement step it can follow up.
     if teacher not in ("search", "rollout"):
         raise ValueError(f"teacher must be 'search' or 'rollout', got {teacher!r}")
+    # A pass label plays a whole hand out for each of 11 to 13 cards: over half of the rollout
+    # teacher's work goes into passes, whose labels are the noisiest (docs/training.md).
+    label_passes = teacher == "rollout" and pass_labels
     search = (SearchAgent(rules_value, rollout=opponent, own=student, determinizations=determinizations, seed=seed)
               if teacher == "search" else None)
     others = make(opponent, seed=seed, rules=rules_value)
     rng = np.random.default_rng([seed, 11])
     out.mkdir(parents=True, exist_ok=True)
     meta = {"student": str(student_path), "opponent": opponent, "teacher": teacher,
-            "determinizations": determinizations if teacher == "search" else 1,
+            "determinizations": determinizations if teacher == "search" else 1, "pass_labels": label_passes,
             "rules": rules_value.to_dict(), "seed": seed}
     examples = 0
     for batch, start in enumerate(range(0, hands, tables)):
@@ -92,7 +97,13 @@ def collect_shard(student_path: str, out: Path, hands: int, seed: int, tables: i
             if mine.any():
                 actions[mine] = student.act(obs[mine], mask[mine])
                 chooses = mine & (mask.sum(axis=1) > 1)
-                if teacher == "rollout":  # card plays and passes, valued at the end of the batch, all together
+                if not label_passes:
+                    passing = (mine & (state.phase != PLAY)).nonzero()[0]
+                    if passing.size:  # kept as they are: the student's own odds
+                        pass_rows.append((obs[passing].astype(np.float16), np.packbits(mask[passing], axis=1),
+                                          policy_probs(student.net, obs[passing], mask[passing])))
+                    chooses &= state.phase == PLAY
+                if teacher == "rollout":  # valued at the end of the batch, all together
                     ask = chooses.nonzero()[0]
                     if ask.size:
                         branches.append(branch(state, ask, mask[ask]))
@@ -100,11 +111,7 @@ def collect_shard(student_path: str, out: Path, hands: int, seed: int, tables: i
                         mask_rows.append(np.packbits(mask[ask], axis=1))
                         is_pass_rows.append(state.phase[ask] != PLAY)
                 else:
-                    passing = (mine & (state.phase != PLAY)).nonzero()[0]
-                    if passing.size:  # kept as they are (the search does not pass): the student's own odds
-                        pass_rows.append((obs[passing].astype(np.float16), np.packbits(mask[passing], axis=1),
-                                          policy_probs(student.net, obs[passing], mask[passing])))
-                    ask = (chooses & (state.phase == PLAY)).nonzero()[0]
+                    ask = chooses.nonzero()[0]
                     for part in np.array_split(ask, max(1, -(-ask.size // 64))):
                         if part.size:
                             value_rows.append(search.card_values(obs[part], mask[part]).astype(np.float32))
@@ -174,37 +181,56 @@ def policy_probs(net, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return out
 
 
+# The arrays of a shard that fitting reads (others, such as a research branch's, are left on disk).
+SHARD_ARRAYS = ("obs", "mask", "values", "is_pass", "pass_obs", "pass_mask", "pass_probs")
+
+
 def load_shards(folder: Path) -> dict[str, np.ndarray]:
     """All examples of a folder of shards: labelled decisions (``obs`` float16, ``mask`` bool,
     ``values``, ``is_pass``: which of them are passes) and the passes the teacher left alone
-    (``pass_obs``, ``pass_mask``, ``pass_probs``: the student's own odds)."""
+    (``pass_obs``, ``pass_mask``, ``pass_probs``: the student's own odds).
+
+    Each array is allocated once from the shards' headers and filled shard by shard: concatenating
+    would hold every observation twice, and a round of 10 M decisions holds 12 GB of them."""
     paths = sorted(Path(folder).glob("shard_*.npz"))
     if not paths:
         raise FileNotFoundError(f"no shard_*.npz files in {folder}")
-    parts: dict[str, list[np.ndarray]] = {}
+    headers = [_array_headers(path) for path in paths]
+    for header in headers:  # shards from before passes were labelled: card plays only
+        header.setdefault("is_pass", ((header["values"][0][0],), np.dtype(bool)))
+    out = {name: np.empty((sum(h[name][0][0] for h in headers), *headers[0][name][0][1:]), headers[0][name][1])
+           for name in SHARD_ARRAYS}
+    filled = dict.fromkeys(SHARD_ARRAYS, 0)
     rules = set()
     for path in paths:
         with np.load(path, allow_pickle=False) as data:
-            for name in data.files:
-                if name == "meta":
-                    rules.add(json.dumps(json.loads(str(data[name]))["rules"], sort_keys=True))
-                else:
-                    parts.setdefault(name, []).append(data[name])
-            if "is_pass" not in data.files:  # shards from before passes were labelled: card plays only
-                parts.setdefault("is_pass", []).append(np.zeros(len(data["values"]), dtype=bool))
+            rules.add(json.dumps(json.loads(str(data["meta"]))["rules"], sort_keys=True))
+            for name in SHARD_ARRAYS:
+                part = data[name] if name in data.files else np.zeros(len(data["values"]), dtype=bool)
+                out[name][filled[name]:filled[name] + len(part)] = part
+                filled[name] += len(part)
     if len(rules) > 1:
         raise ValueError(f"the shards in {folder} were collected under different rules; keep one rule set per folder")
-    out = {name: np.concatenate(arrays) for name, arrays in parts.items()}
-    out["rules"] = json.loads(rules.pop()) if rules else None
+    out["rules"] = json.loads(rules.pop())
     for name in ("obs", "pass_obs"):
-        if name in out:
-            if out[name].shape[1] != OBS_DIM:
-                raise ValueError(f"shards hold {out[name].shape[1]}-float observations, this version has {OBS_DIM}")
-            out[name] = out[name].astype(np.float16, copy=False)  # float32 per batch: millions of rows fit
+        if out[name].shape[1] != OBS_DIM:
+            raise ValueError(f"shards hold {out[name].shape[1]}-float observations, this version has {OBS_DIM}")
     for name in ("mask", "pass_mask"):
-        if name in out:
-            out[name] = np.unpackbits(out[name], axis=1, count=52).astype(bool)
+        out[name] = np.unpackbits(out[name], axis=1, count=52).astype(bool)
     return out
+
+
+def _array_headers(path: Path) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
+    """Each array's shape and dtype in an ``.npz`` file, read from its header alone."""
+    shapes = {}
+    with zipfile.ZipFile(path) as archive:
+        for member in archive.namelist():
+            with archive.open(member) as stream:
+                major, _ = np.lib.format.read_magic(stream)
+                read = np.lib.format.read_array_header_1_0 if major == 1 else np.lib.format.read_array_header_2_0
+                shape, _, dtype = read(stream)
+            shapes[member.removesuffix(".npy")] = (shape, dtype)
+    return shapes
 
 
 def describe(measured: dict[str, float]) -> str:
@@ -314,7 +340,9 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
     if shards["rules"] is not None and Rules.from_dict(shards["rules"]) != Rules.from_dict(meta["rules"]):
         raise ValueError(f"the shards in {data} were collected under other rules than {start_path} plays")
     obs_t, mask_t = torch.as_tensor(shards["obs"]), torch.as_tensor(shards["mask"])
-    values = np.where(shards["mask"], shards["values"], np.inf)
+    # Rounds of millions of decisions: the large arrays are changed in place rather than copied.
+    values = shards.pop("values").astype(np.float32, copy=False)
+    values[~shards["mask"]] = np.inf
     # The student's own odds before any update: the margin rule's fallback, or the improvement's anchor.
     own_probs = policy_probs(net, shards["obs"], shards["mask"]) if loss != "regression" else None
     if loss == "imitation":
@@ -323,10 +351,11 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
     else:
         overruled = np.zeros(len(values), dtype=bool)
     if loss == "improvement":
-        old_log_probs = torch.as_tensor(np.log(np.maximum(own_probs, 1e-30)))
+        old_log_probs = torch.as_tensor(np.log(np.maximum(own_probs, 1e-30, out=own_probs), out=own_probs))
     value_target = torch.as_tensor(-values.min(axis=1) * REWARD_SCALE, dtype=torch.float32)
-    values_t = torch.as_tensor(np.where(np.isfinite(values), values, 0.0).astype(np.float32))
     best_t = torch.as_tensor(values.argmin(axis=1))
+    values[~np.isfinite(values)] = 0.0  # the losses and the regret read the legal cards' points only
+    values_t = torch.as_tensor(values)
     is_pass_t = torch.as_tensor(shards["is_pass"])
     has_passes = "pass_obs" in shards and len(shards["pass_obs"]) > 0
     if has_passes:
