@@ -196,19 +196,20 @@ def load_shards(folder: Path) -> dict[str, np.ndarray]:
     if not paths:
         raise FileNotFoundError(f"no shard_*.npz files in {folder}")
     headers = [_array_headers(path) for path in paths]
-    for header in headers:  # shards from before passes were labelled: card plays only
+    for header in headers:  # shards from before passes were labelled: card plays only (their rows stay False)
         header.setdefault("is_pass", ((header["values"][0][0],), np.dtype(bool)))
-    out = {name: np.empty((sum(h[name][0][0] for h in headers), *headers[0][name][0][1:]), headers[0][name][1])
+    out = {name: np.zeros((sum(h[name][0][0] for h in headers), *headers[0][name][0][1:]), headers[0][name][1])
            for name in SHARD_ARRAYS}
     filled = dict.fromkeys(SHARD_ARRAYS, 0)
     rules = set()
-    for path in paths:
+    for path, header in zip(paths, headers):
         with np.load(path, allow_pickle=False) as data:
             rules.add(json.dumps(json.loads(str(data["meta"]))["rules"], sort_keys=True))
             for name in SHARD_ARRAYS:
-                part = data[name] if name in data.files else np.zeros(len(data["values"]), dtype=bool)
-                out[name][filled[name]:filled[name] + len(part)] = part
-                filled[name] += len(part)
+                rows = header[name][0][0]
+                if name in data.files:
+                    out[name][filled[name]:filled[name] + rows] = data[name]
+                filled[name] += rows
     if len(rules) > 1:
         raise ValueError(f"the shards in {folder} were collected under different rules; keep one rule set per folder")
     out["rules"] = json.loads(rules.pop())
@@ -337,7 +338,7 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
     if hidden is not None or card_scorer is not None:  # an exact copy when the sizes match; a ValueError naming both when they cannot grow
         net = widened(net, hidden if hidden is not None else net.hidden, card_scorer)
     shards = load_shards(data)
-    if shards["rules"] is not None and Rules.from_dict(shards["rules"]) != Rules.from_dict(meta["rules"]):
+    if Rules.from_dict(shards["rules"]) != Rules.from_dict(meta["rules"]):
         raise ValueError(f"the shards in {data} were collected under other rules than {start_path} plays")
     obs_t, mask_t = torch.as_tensor(shards["obs"]), torch.as_tensor(shards["mask"])
     # Rounds of millions of decisions: the large arrays are changed in place rather than copied.
@@ -357,7 +358,7 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
     values[~np.isfinite(values)] = 0.0  # the losses and the regret read the legal cards' points only
     values_t = torch.as_tensor(values)
     is_pass_t = torch.as_tensor(shards["is_pass"])
-    has_passes = "pass_obs" in shards and len(shards["pass_obs"]) > 0
+    has_passes = len(shards["pass_obs"]) > 0
     if has_passes:
         pass_obs, pass_mask = torch.as_tensor(shards["pass_obs"]), torch.as_tensor(shards["pass_mask"])
         pass_probs = torch.as_tensor(shards["pass_probs"])
