@@ -156,7 +156,7 @@ def test_distill_collect_and_fit_end_to_end(tmp_path):
     with np.load(next(shards.glob("shard_*.npz"))) as data:
         mask = np.unpackbits(data["mask"], axis=1, count=52).astype(bool)
         values = data["values"]
-        passes = data["pass_probs"]
+        passes = data["kept_probs"]
     assert np.isfinite(values[mask]).all() and np.isinf(values[~mask]).all()
     assert (mask.sum(axis=1) > 1).all()  # forced plays are not labelled
     assert len(passes) > 0 and np.allclose(passes.sum(axis=1), 1)  # the student's own odds at its passes
@@ -173,7 +173,7 @@ def test_distill_collect_and_fit_end_to_end(tmp_path):
     with np.load(next(rolled.glob("shard_*.npz"))) as data:
         mask = np.unpackbits(data["mask"], axis=1, count=52).astype(bool)
         values, is_pass = data["values"], data["is_pass"]
-        assert json.loads(str(data["meta"]))["teacher"] == "rollout" and len(data["pass_obs"]) == 0
+        assert json.loads(str(data["meta"]))["teacher"] == "rollout" and len(data["kept_obs"]) == 0
     assert np.isfinite(values[mask]).all() and np.isinf(values[~mask]).all() and (mask.sum(axis=1) > 1).all()
     # Passes are labelled too (the hands of seed 1 include passing ones): 13, 12 and 11 cards to choose from.
     assert is_pass.any() and set(mask[is_pass].sum(axis=1)) <= {11, 12, 13}
@@ -212,9 +212,9 @@ def test_distill_collect_and_fit_end_to_end(tmp_path):
     assert other_rules.returncode == 2 and "other rules" in other_rules.stderr
 
 
-def test_rollout_collection_without_pass_labels_labels_the_same_card_plays(tmp_path):
-    # --no-pass-labels: the same hands, the same card plays with the same labels, and the passes kept
-    # at the student's own odds instead of played out.
+def test_rollout_collection_labels_card_plays_passes_or_both_on_the_same_hands(tmp_path):
+    # --no-pass-labels / --no-card-labels: the same hands and the same labels for what is labelled;
+    # the rest kept at the student's own odds instead of played out.
     torch = pytest.importorskip("torch")
     from agents.checkpoint import save
     from agents.policy import PolicyNet
@@ -223,49 +223,72 @@ def test_rollout_collection_without_pass_labels_labels_the_same_card_plays(tmp_p
     torch.manual_seed(0)
     student = save(tmp_path / "student.pt", PolicyNet(hidden=[16]), {"rules": CLASSIC.to_dict(), "iteration": 0})
     folders = {}
-    for flag in ("--pass-labels", "--no-pass-labels"):
+    for flag in ("--pass-labels", "--no-pass-labels", "--no-card-labels"):
         folders[flag] = tmp_path / flag.strip("-")
         done = hearts("distill", "collect", str(student), "--out", str(folders[flag]), "--hands", "8", "--tables", "8",
                       "--workers", "1", "--teacher", "rollout", flag)
         assert done.returncode == 0, done.stderr
     both, plays = load_shards(folders["--pass-labels"]), load_shards(folders["--no-pass-labels"])
-    assert both["is_pass"].any() and not plays["is_pass"].any() and len(both["pass_obs"]) == 0
-    card_plays = ~both["is_pass"]
-    for name in ("obs", "mask", "values"):
-        np.testing.assert_array_equal(plays[name], both[name][card_plays])
-    np.testing.assert_array_equal(plays["pass_obs"], both["obs"][both["is_pass"]])
-    assert np.allclose(plays["pass_probs"].sum(axis=1), 1) and not plays["pass_probs"][~plays["pass_mask"]].any()
+    passes = load_shards(folders["--no-card-labels"])
+    assert both["is_pass"].any() and not plays["is_pass"].any() and passes["is_pass"].all()
+    assert len(both["kept_obs"]) == 0
+    for only, labelled in ((plays, ~both["is_pass"]), (passes, both["is_pass"])):
+        for name in ("obs", "mask", "values"):
+            np.testing.assert_array_equal(only[name], both[name][labelled])
+        # what the other mode labels is kept, in the order it was met
+        np.testing.assert_array_equal(only["kept_obs"], both["obs"][~labelled])
+        np.testing.assert_array_equal(only["kept_mask"], both["mask"][~labelled])
+        assert np.allclose(only["kept_probs"].sum(axis=1), 1) and not only["kept_probs"][~only["kept_mask"]].any()
     with np.load(next(folders["--no-pass-labels"].glob("shard_*.npz"))) as data:
-        assert json.loads(str(data["meta"]))["pass_labels"] is False
+        meta = json.loads(str(data["meta"]))
+        assert meta["pass_labels"] is False and meta["card_labels"] is True
+    with np.load(next(folders["--no-card-labels"].glob("shard_*.npz"))) as data:
+        meta = json.loads(str(data["meta"]))
+        assert meta["pass_labels"] is True and meta["card_labels"] is False
+    # A fit of the passes alone: their regret is reported, there is no card-play regret to report.
+    out = tmp_path / "passes.pt"
+    fitted = hearts("distill", "fit", str(student), "--data", str(folders["--no-card-labels"]), "--out", str(out),
+                    "--epochs", "1", "--loss", "improvement", "--temperature", "0.25")
+    assert fitted.returncode == 0, fitted.stderr
+    stats = json.loads(fitted.stdout)
+    assert "pass_regret" in stats["before"] and "play_regret" not in stats["before"]
+    assert stats["kept_examples"] == len(passes["kept_obs"])
+    # Nothing left to label: refused by name, exit code 2.
+    for extra in (["--teacher", "rollout", "--no-pass-labels"], ["--teacher", "search"]):
+        refused = hearts("distill", "collect", str(student), "--out", str(tmp_path / "x"), "--no-card-labels", *extra)
+        assert refused.returncode == 2 and "--no-card-labels leaves nothing to label" in refused.stderr, refused.stderr
 
 
 def test_shards_load_into_one_array_each_old_and_new_alike(tmp_path):
-    # A shard from before passes were labelled (no is_pass) and one with an array fitting does not
-    # read load as the concatenation of their examples.
+    # A shard from before passes were labelled (no is_pass; its kept decisions named pass_*) and a
+    # newer one with an array fitting does not read load as the concatenation of their examples.
     from train.distill import load_shards
 
     rng = np.random.default_rng(0)
     meta = np.array(json.dumps({"rules": CLASSIC.to_dict()}))
 
-    def shard(rows, passes, **extra):
+    def shard(rows, kept, prefix, **extra):
         mask = rng.random((rows, 52)) < 0.2
-        return dict(meta=meta, obs=rng.random((rows, 629)).astype(np.float16), mask=np.packbits(mask, axis=1),
-                    values=np.where(mask, rng.integers(0, 27, (rows, 52)), np.inf).astype(np.float32),
-                    pass_obs=rng.random((passes, 629)).astype(np.float16),
-                    pass_mask=np.packbits(rng.random((passes, 52)) < 0.25, axis=1),
-                    pass_probs=rng.random((passes, 52)).astype(np.float32), **extra)
+        return {"meta": meta, "obs": rng.random((rows, 629)).astype(np.float16), "mask": np.packbits(mask, axis=1),
+                "values": np.where(mask, rng.integers(0, 27, (rows, 52)), np.inf).astype(np.float32),
+                f"{prefix}_obs": rng.random((kept, 629)).astype(np.float16),
+                f"{prefix}_mask": np.packbits(rng.random((kept, 52)) < 0.25, axis=1),
+                f"{prefix}_probs": rng.random((kept, 52)).astype(np.float32), **extra}
 
-    old, new = shard(5, 2), shard(3, 0, is_pass=np.array([True, False, True]), worlds=np.zeros((3, 4)))
+    old = shard(5, 2, "pass")
+    new = shard(3, 4, "kept", is_pass=np.array([True, False, True]), worlds=np.zeros((3, 4)))
     np.savez(tmp_path / "shard_1_0000.npz", **old)
     np.savez(tmp_path / "shard_1_0001.npz", **new)
     loaded = load_shards(tmp_path)
     assert loaded["rules"] == CLASSIC.to_dict() and "worlds" not in loaded
     np.testing.assert_array_equal(loaded["is_pass"], [False] * 5 + [True, False, True])
-    for name in ("obs", "values", "pass_obs", "pass_probs"):
-        np.testing.assert_array_equal(loaded[name], np.concatenate([old[name], new[name]]))
-        assert loaded[name].dtype == old[name].dtype
-    for name in ("mask", "pass_mask"):
-        unpacked = [np.unpackbits(s[name], axis=1, count=52).astype(bool) for s in (old, new)]
+    for name in ("obs", "values", "kept_obs", "kept_probs"):
+        old_name = name.replace("kept", "pass")
+        np.testing.assert_array_equal(loaded[name], np.concatenate([old[old_name], new[name]]))
+        assert loaded[name].dtype == new[name].dtype
+    for name in ("mask", "kept_mask"):
+        unpacked = [np.unpackbits(s[name.replace("kept", "pass")] if s is old else s[name], axis=1, count=52)
+                    .astype(bool) for s in (old, new)]
         np.testing.assert_array_equal(loaded[name], np.concatenate(unpacked))
 
 

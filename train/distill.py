@@ -4,12 +4,13 @@
 seats play one hand each, on the batched engine. At each of the student's decisions with a
 choice, a *teacher* values every legal card (the penalty points of the hand after it, the student
 playing its own later cards); the student's own card is then played, so the examples come from
-the states the student reaches itself (DAgger). Two teachers:
+the states the student reaches itself (DAgger). Decisions the teacher does not value are *kept*
+with the student's own odds, so that a fit does not drift there. Two teachers:
 
 * ``search``: the search player (``agents.search.SearchAgent``), a mean over sampled deals of the
   unseen cards, at card plays only (passes keep the student's own odds): tens of labels per second;
 * ``rollout``: every legal card played (or passed) and the hand played out once on the *real*
-  deal (:func:`rollout_values`), at card plays and passes alike: one noisy but unbiased label per
+  deal (:func:`rollout_values`), at card plays, passes or both: one noisy but unbiased label per
   card, over a thousand labelled decisions per second.
 
 Shards of examples are written as ``.npz`` files; several worker processes collect in parallel,
@@ -18,8 +19,8 @@ each from its own seeds.
 ``fit`` trains the student on them, by one of three losses: ``imitation`` (cross-entropy to the
 teacher's preferences where they are clear, for the search's averaged values), ``regression``
 (the logits learn minus the points) or ``improvement`` (the student's odds times
-``exp(-points / T)``, learnt without bias from one-deal labels: :func:`improvement_loss`); passes
-the teacher did not value keep the student's own odds; plus a value fit. Held-out agreement with
+``exp(-points / T)``, learnt without bias from one-deal labels: :func:`improvement_loss`); the
+kept decisions keep the student's own odds; plus a value fit. Held-out agreement with
 the teacher's best card and regret (teacher points lost per decision; passes and card plays apart
 where passes are labelled) are reported. The result is a normal policy checkpoint.
 
@@ -45,15 +46,16 @@ from .config import REWARD_SCALE
 
 def collect_shard(student_path: str, out: Path, hands: int, seed: int, tables: int = 256,
                   determinizations: int = 12, opponent: str = "hard", rules: str = "classic",
-                  teacher: str = "search", pass_labels: bool = True, log=print) -> int:
+                  teacher: str = "search", pass_labels: bool = True, card_labels: bool = True, log=print) -> int:
     """Play ``hands`` hands (``tables`` at a time) and write the student's labelled decisions to
     ``out/shard_<seed>_<k>.npz``; returns the number of examples.
 
     ``teacher="search"`` labels card plays with the search player (means over ``determinizations``
     sampled deals); ``teacher="rollout"`` plays every legal card on the real deal instead (see
-    :func:`rollout_values`), at passes too unless ``pass_labels`` is false: a pass label is the hand
-    played out after that card is picked, the student picking its remaining cards. Passes the
-    teacher does not value (all of the search's) are kept with the student's own odds."""
+    :func:`rollout_values`), at passes unless ``pass_labels`` is false and at card plays unless
+    ``card_labels`` is false: a pass label is the hand played out after that card is picked, the
+    student picking its remaining cards. Decisions with a choice that the teacher does not value
+    (all passes for the search) are kept with the student's own odds (``kept_*`` arrays)."""
     import torch
 
     from agents import make
@@ -67,9 +69,13 @@ def collect_shard(student_path: str, out: Path, hands: int, seed: int, tables: i
     # policy after one better card, so learning them is a policy-improvement step it can follow up.
     if teacher not in ("search", "rollout"):
         raise ValueError(f"teacher must be 'search' or 'rollout', got {teacher!r}")
+    if not (card_labels or (teacher == "rollout" and pass_labels)):
+        raise ValueError("nothing to label: the search teacher labels card plays only, and the rollout teacher "
+                         "needs card plays, passes or both")
     # A pass label plays a whole hand out for each of 11 to 13 cards: over half of the rollout
     # teacher's work goes into passes, whose labels are the noisiest (docs/training.md).
     label_passes = teacher == "rollout" and pass_labels
+    label_plays = card_labels
     search = (SearchAgent(rules_value, rollout=opponent, own=student, determinizations=determinizations, seed=seed)
               if teacher == "search" else None)
     others = make(opponent, seed=seed, rules=rules_value)
@@ -77,7 +83,7 @@ def collect_shard(student_path: str, out: Path, hands: int, seed: int, tables: i
     out.mkdir(parents=True, exist_ok=True)
     meta = {"student": str(student_path), "opponent": opponent, "teacher": teacher,
             "determinizations": determinizations if teacher == "search" else 1, "pass_labels": label_passes,
-            "rules": rules_value.to_dict(), "seed": seed}
+            "card_labels": label_plays, "rules": rules_value.to_dict(), "seed": seed}
     examples = 0
     for batch, start in enumerate(range(0, hands, tables)):
         n = min(tables, hands - start)
@@ -85,7 +91,7 @@ def collect_shard(student_path: str, out: Path, hands: int, seed: int, tables: i
         state = engine.init_from_seeds(rules_value, deal.game_seeds(seed * 1_000_003 + batch, n),
                                        rng.integers(len(rules_value.pass_cycle), size=n), single_hand=True)
         learner = rng.integers(rules_value.num_players, size=n)
-        obs_rows, mask_rows, value_rows, pass_rows, is_pass_rows, branches = [], [], [], [], [], []
+        obs_rows, mask_rows, value_rows, kept_rows, is_pass_rows, branches = [], [], [], [], [], []
         while not state.done.all():
             live = ~state.done
             obs, mask = observe(state), engine.legal_mask(state)
@@ -97,12 +103,12 @@ def collect_shard(student_path: str, out: Path, hands: int, seed: int, tables: i
             if mine.any():
                 actions[mine] = student.act(obs[mine], mask[mine])
                 chooses = mine & (mask.sum(axis=1) > 1)
-                if not label_passes:
-                    passing = (mine & (state.phase != PLAY)).nonzero()[0]
-                    if passing.size:  # kept as they are: the student's own odds
-                        pass_rows.append((obs[passing].astype(np.float16), np.packbits(mask[passing], axis=1),
-                                          policy_probs(student.net, obs[passing], mask[passing])))
-                    chooses &= state.phase == PLAY
+                to_label = np.where(state.phase == PLAY, label_plays, label_passes)
+                kept = (chooses & ~to_label).nonzero()[0]
+                if kept.size:  # kept as they are: the student's own odds
+                    kept_rows.append((obs[kept].astype(np.float16), np.packbits(mask[kept], axis=1),
+                                      policy_probs(student.net, obs[kept], mask[kept])))
+                chooses &= to_label
                 if teacher == "rollout":  # valued at the end of the batch, all together
                     ask = chooses.nonzero()[0]
                     if ask.size:
@@ -126,9 +132,9 @@ def collect_shard(student_path: str, out: Path, hands: int, seed: int, tables: i
             np.savez(path, meta=np.array(json.dumps(meta)), obs=np.concatenate(obs_rows), mask=np.concatenate(mask_rows),
                      values=np.concatenate(value_rows),
                      is_pass=np.concatenate(is_pass_rows) if is_pass_rows else np.zeros(labelled, dtype=bool),
-                     pass_obs=np.concatenate([r[0] for r in pass_rows]) if pass_rows else np.zeros((0, OBS_DIM), np.float16),
-                     pass_mask=np.concatenate([r[1] for r in pass_rows]) if pass_rows else np.zeros((0, 7), np.uint8),
-                     pass_probs=np.concatenate([r[2] for r in pass_rows]) if pass_rows else np.zeros((0, 52), np.float32))
+                     kept_obs=np.concatenate([r[0] for r in kept_rows]) if kept_rows else np.zeros((0, OBS_DIM), np.float16),
+                     kept_mask=np.concatenate([r[1] for r in kept_rows]) if kept_rows else np.zeros((0, 7), np.uint8),
+                     kept_probs=np.concatenate([r[2] for r in kept_rows]) if kept_rows else np.zeros((0, 52), np.float32))
             examples += labelled
             log(f"seed {seed} batch {batch}: {labelled} examples in {time.perf_counter() - began:.0f} s -> {path.name}")
     return examples
@@ -182,13 +188,15 @@ def policy_probs(net, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
 
 
 # The arrays of a shard that fitting reads (others, such as a research branch's, are left on disk).
-SHARD_ARRAYS = ("obs", "mask", "values", "is_pass", "pass_obs", "pass_mask", "pass_probs")
+SHARD_ARRAYS = ("obs", "mask", "values", "is_pass", "kept_obs", "kept_mask", "kept_probs")
+# Shards from before card plays could be kept called the kept decisions (passes only, then) pass_*.
+OLD_NAMES = {"pass_obs": "kept_obs", "pass_mask": "kept_mask", "pass_probs": "kept_probs"}
 
 
 def load_shards(folder: Path) -> dict[str, np.ndarray]:
     """All examples of a folder of shards: labelled decisions (``obs`` float16, ``mask`` bool,
-    ``values``, ``is_pass``: which of them are passes) and the passes the teacher left alone
-    (``pass_obs``, ``pass_mask``, ``pass_probs``: the student's own odds).
+    ``values``, ``is_pass``: which of them are passes) and the decisions the teacher left alone
+    (``kept_obs``, ``kept_mask``, ``kept_probs``: the student's own odds).
 
     Each array is allocated once from the shards' headers and filled shard by shard: concatenating
     would hold every observation twice, and a round of 10 M decisions holds 12 GB of them."""
@@ -196,7 +204,11 @@ def load_shards(folder: Path) -> dict[str, np.ndarray]:
     if not paths:
         raise FileNotFoundError(f"no shard_*.npz files in {folder}")
     headers = [_array_headers(path) for path in paths]
-    for header in headers:  # shards from before passes were labelled: card plays only (their rows stay False)
+    for header in headers:
+        for old, new in OLD_NAMES.items():
+            if old in header:
+                header[new] = header.pop(old)
+        # shards from before passes were labelled: card plays only (their rows stay False)
         header.setdefault("is_pass", ((header["values"][0][0],), np.dtype(bool)))
     out = {name: np.zeros((sum(h[name][0][0] for h in headers), *headers[0][name][0][1:]), headers[0][name][1])
            for name in SHARD_ARRAYS}
@@ -205,18 +217,19 @@ def load_shards(folder: Path) -> dict[str, np.ndarray]:
     for path, header in zip(paths, headers):
         with np.load(path, allow_pickle=False) as data:
             rules.add(json.dumps(json.loads(str(data["meta"]))["rules"], sort_keys=True))
+            stored = {OLD_NAMES.get(name, name): name for name in data.files}
             for name in SHARD_ARRAYS:
                 rows = header[name][0][0]
-                if name in data.files:
-                    out[name][filled[name]:filled[name] + rows] = data[name]
+                if name in stored:
+                    out[name][filled[name]:filled[name] + rows] = data[stored[name]]
                 filled[name] += rows
     if len(rules) > 1:
         raise ValueError(f"the shards in {folder} were collected under different rules; keep one rule set per folder")
     out["rules"] = json.loads(rules.pop())
-    for name in ("obs", "pass_obs"):
+    for name in ("obs", "kept_obs"):
         if out[name].shape[1] != OBS_DIM:
             raise ValueError(f"shards hold {out[name].shape[1]}-float observations, this version has {OBS_DIM}")
-    for name in ("mask", "pass_mask"):
+    for name in ("mask", "kept_mask"):
         out[name] = np.unpackbits(out[name], axis=1, count=52).astype(bool)
     return out
 
@@ -237,8 +250,10 @@ def _array_headers(path: Path) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
 def describe(measured: dict[str, float]) -> str:
     """One line of :func:`fit`'s held-out measures."""
     text = f"agreement with the teacher {measured['agreement']:.3f}, regret {measured['regret']:.3f} points/decision"
-    if "pass_regret" in measured:
+    if "pass_regret" in measured and "play_regret" in measured:
         text += f" (passes {measured['pass_regret']:.3f}, card plays {measured['play_regret']:.3f})"
+    elif "pass_regret" in measured:
+        text += " (passes only)"
     return text
 
 
@@ -302,7 +317,7 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
         seed: int = 0, loss: str = "imitation", hidden: list[int] | None = None, card_scorer: int | None = None,
         log=print) -> dict:
     """Train the policy of ``start_path`` on the teacher's values (card plays, and passes where the
-    rollout teacher labelled them) and on its own odds (the passes the search teacher leaves alone);
+    rollout teacher labelled them) and on its own odds (the decisions the teacher left alone);
     write a checkpoint to ``out_path``.
 
     ``loss="imitation"``: cross-entropy to the teacher's preferences where they beat the student's
@@ -358,10 +373,10 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
     values[~np.isfinite(values)] = 0.0  # the losses and the regret read the legal cards' points only
     values_t = torch.as_tensor(values)
     is_pass_t = torch.as_tensor(shards["is_pass"])
-    has_passes = len(shards["pass_obs"]) > 0
-    if has_passes:
-        pass_obs, pass_mask = torch.as_tensor(shards["pass_obs"]), torch.as_tensor(shards["pass_mask"])
-        pass_probs = torch.as_tensor(shards["pass_probs"])
+    has_kept = len(shards["kept_obs"]) > 0
+    if has_kept:
+        kept_obs, kept_mask = torch.as_tensor(shards["kept_obs"]), torch.as_tensor(shards["kept_mask"])
+        kept_probs = torch.as_tensor(shards["kept_probs"])
     n = len(obs_t)
     rng = np.random.default_rng(seed)
     order = rng.permutation(n)
@@ -379,23 +394,25 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
         regret = values_t[held].gather(1, chosen[:, None]).squeeze(1) - values_t[held].gather(1, best_t[held][:, None]).squeeze(1)
         out = {"agreement": float((chosen == best_t[held]).float().mean()), "regret": float(regret.mean())}
         passes = is_pass_t[held]
-        if passes.any():  # the rollout teacher labels passes too: their regret apart from the card plays'
-            out["pass_regret"], out["play_regret"] = float(regret[passes].mean()), float(regret[~passes].mean())
+        if passes.any():  # the rollout teacher labels passes: their regret apart from the card plays'
+            out["pass_regret"] = float(regret[passes].mean())
+            if not passes.all():
+                out["play_regret"] = float(regret[~passes].mean())
         return out
 
     before = measure()
-    stats: dict = {"examples": n, "pass_examples": len(shards.get("pass_obs", ())), "loss": loss,
+    stats: dict = {"examples": n, "kept_examples": len(shards["kept_obs"]), "loss": loss,
                    "overruled": float(overruled.mean()), "before": before}
     overrule_note = (f" ({overruled.mean():.1%} where the teacher overrules the student by more than {margin} points)"
                      if loss == "imitation" else "")
     log(f"{n:,} labelled decisions ({int(shards['is_pass'].sum()):,} of them passes){overrule_note}, "
-        f"{stats['pass_examples']:,} passes kept at the student's odds; held out: {describe(before)}")
+        f"{stats['kept_examples']:,} decisions kept at the student's odds; held out: {describe(before)}")
     optimizer = torch.optim.Adam(net.parameters(), lr=learning_rate)
     steps_per_epoch = max(1, -(-len(train) // batch_size))
     for epoch in range(epochs):
         shuffled = torch.as_tensor(rng.permutation(train))
-        pass_order = torch.as_tensor(rng.permutation(len(pass_obs))) if has_passes else None
-        pass_batch = -(-len(pass_obs) // steps_per_epoch) if has_passes else 0
+        kept_order = torch.as_tensor(rng.permutation(len(kept_obs))) if has_kept else None
+        kept_batch = -(-len(kept_obs) // steps_per_epoch) if has_kept else 0
         losses = []
         for step, begin in enumerate(range(0, len(shuffled), batch_size)):
             for group in optimizer.param_groups:  # linear decay to zero
@@ -409,11 +426,11 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
             else:
                 policy_loss = improvement_loss(logits, values_t[idx], mask_t[idx], old_log_probs[idx], temperature)
             total = policy_loss + 0.5 * ((value - value_target[idx]) ** 2).mean()
-            if has_passes:
-                rows = pass_order[step * pass_batch:(step + 1) * pass_batch]
+            if has_kept:
+                rows = kept_order[step * kept_batch:(step + 1) * kept_batch]
                 if len(rows):
-                    pass_logits, _ = net(pass_obs[rows].float(), pass_mask[rows])
-                    total = total - (pass_probs[rows] * torch.log_softmax(pass_logits, dim=-1)).sum(dim=-1).mean()
+                    kept_logits, _ = net(kept_obs[rows].float(), kept_mask[rows])
+                    total = total - (kept_probs[rows] * torch.log_softmax(kept_logits, dim=-1)).sum(dim=-1).mean()
             optimizer.zero_grad()
             total.backward()
             nn.utils.clip_grad_norm_(net.parameters(), 0.5)

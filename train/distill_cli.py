@@ -30,8 +30,11 @@ def register(subparsers) -> None:
                               "legal card played or passed and the hand played out once on the real deal (card plays "
                               "and passes; noisy, unbiased, much faster; fit with --loss improvement)")
     collect.add_argument("--pass-labels", action=argparse.BooleanOptionalAction, default=True,
-                         help="rollout teacher: label the passes too (default); --no-pass-labels keeps the student's "
+                         help="rollout teacher: label the passes (default); --no-pass-labels keeps the student's "
                               "own odds at passes, which leaves over twice as many card plays labelled per minute")
+    collect.add_argument("--card-labels", action=argparse.BooleanOptionalAction, default=True,
+                         help="label the card plays (default); --no-card-labels keeps the student's own odds at "
+                              "card plays (rollout teacher, with passes labelled: a round for the passes alone)")
     collect.add_argument("--determinizations", type=int, default=12, help="sampled deals per decision (search teacher)")
     collect.add_argument("--opponent", default="hard", help="bot in the other seats and in the rollouts")
     collect.add_argument("--seed", type=_seed, default=1, help="first worker's seed (workers use seed, seed+1, ...)")
@@ -82,9 +85,10 @@ def _check_positive(**values: float) -> None:
 def _collect_one(job: tuple) -> int:
     from .distill import collect_shard
 
-    student, out, hands, seed, tables, determinizations, opponent, teacher, pass_labels = job
+    student, out, hands, seed, tables, determinizations, opponent, teacher, pass_labels, card_labels = job
     return collect_shard(student, Path(out), hands, seed, tables, determinizations, opponent, teacher=teacher,
-                         pass_labels=pass_labels, log=lambda message: print(message, file=sys.stderr, flush=True))
+                         pass_labels=pass_labels, card_labels=card_labels,
+                         log=lambda message: print(message, file=sys.stderr, flush=True))
 
 
 def run_collect(args: argparse.Namespace) -> int:
@@ -94,6 +98,9 @@ def run_collect(args: argparse.Namespace) -> int:
                     determinizations=args.determinizations)
     if not Path(args.student).is_file():
         raise UsageError(f"student checkpoint not found: {args.student}")
+    if not args.card_labels and not (args.teacher == "rollout" and args.pass_labels):
+        raise UsageError("--no-card-labels leaves nothing to label: it needs --teacher rollout with the passes "
+                         "labelled (the search teacher labels card plays only)")
     if Path(args.out).exists() and not Path(args.out).is_dir():
         raise UsageError(f"--out {args.out} is a file; name a folder for the shards")
     from agents import builtin, make
@@ -105,7 +112,7 @@ def run_collect(args: argparse.Namespace) -> int:
     if args.opponent in builtin(slow=True) and args.opponent not in builtin():
         raise UsageError(f"--opponent {args.opponent!r} is a slow searching player; pick a bot or a policy")
     jobs = [(args.student, args.out, args.hands, args.seed + w, args.tables, args.determinizations, args.opponent,
-             args.teacher, args.pass_labels) for w in range(args.workers)]
+             args.teacher, args.pass_labels, args.card_labels) for w in range(args.workers)]
     try:
         with ProcessPoolExecutor(max_workers=args.workers) as pool:
             counts = list(pool.map(_collect_one, jobs))
