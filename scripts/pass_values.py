@@ -43,16 +43,12 @@ def worlds(obs, k, rng):
         owners[rows, order[:, 13 * s:13 * s + 13]] = s + 1
     hand_numbers = np.repeat([HAND_OF_OFFSET[int(o)] for o in offset], k)
     state = engine.from_deals(rules, owners, hand_numbers, single_hand=True)
-    # the picks already made
+    # The picks already made, replayed in card order (seat 0 picks first, so they are its next actions).
     passed_k = np.repeat(passed, k, axis=0)
-    for j in range(2):
+    picks = np.sort(np.where(passed_k, np.arange(52)[None, :], 99), axis=1)
+    for j in range(int(passed_k.sum(axis=1).max(initial=0))):
         has = passed_k.sum(axis=1) > j
-        if not has.any():
-            break
-        first = np.where(passed_k, np.arange(52)[None, :], 99)
-        pick = np.sort(first, axis=1)[:, j]
-        games = has.nonzero()[0]
-        engine.step_inplace(state, np.where(has, pick, 0), games)
+        engine.step_inplace(state, np.where(has, picks[:, j], 0), has.nonzero()[0])
     return state
 
 
@@ -86,7 +82,9 @@ def collect_decisions(student, hard, n_hands, seed):
             acts[theirs] = hard.act(obs[theirs], mask[theirs])
         if mine.any():
             acts[mine] = student.act(obs[mine], mask[mine])
-            got_obs.append(obs[mine]); got_mask.append(mask[mine]); got_act.append(acts[mine])
+            got_obs.append(obs[mine])
+            got_mask.append(mask[mine])
+            got_act.append(acts[mine])
         engine.step_inplace(state, acts, live)
     return np.concatenate(got_obs), np.concatenate(got_mask), np.concatenate(got_act)
 
