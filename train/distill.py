@@ -204,24 +204,22 @@ def load_shards(folder: Path) -> dict[str, np.ndarray]:
     if not paths:
         raise FileNotFoundError(f"no shard_*.npz files in {folder}")
     headers = [_array_headers(path) for path in paths]
-    for header in headers:
-        for old, new in OLD_NAMES.items():
-            if old in header:
-                header[new] = header.pop(old)
-        # shards from before passes were labelled: card plays only (their rows stay False)
+    # Per shard: the name fitting reads -> the name stored in the file (older shards' pass_* names).
+    stored = [{OLD_NAMES.get(name, name): name for name in header} for header in headers]
+    headers = [{name: header[file_name] for name, file_name in names.items()} for header, names in zip(headers, stored)]
+    for header in headers:  # shards from before passes were labelled: card plays only (their rows stay False)
         header.setdefault("is_pass", ((header["values"][0][0],), np.dtype(bool)))
     out = {name: np.zeros((sum(h[name][0][0] for h in headers), *headers[0][name][0][1:]), headers[0][name][1])
            for name in SHARD_ARRAYS}
     filled = dict.fromkeys(SHARD_ARRAYS, 0)
     rules = set()
-    for path, header in zip(paths, headers):
+    for path, header, names in zip(paths, headers, stored):
         with np.load(path, allow_pickle=False) as data:
             rules.add(json.dumps(json.loads(str(data["meta"]))["rules"], sort_keys=True))
-            stored = {OLD_NAMES.get(name, name): name for name in data.files}
             for name in SHARD_ARRAYS:
                 rows = header[name][0][0]
-                if name in stored:
-                    out[name][filled[name]:filled[name] + rows] = data[stored[name]]
+                if name in names:
+                    out[name][filled[name]:filled[name] + rows] = data[names[name]]
                 filled[name] += rows
     if len(rules) > 1:
         raise ValueError(f"the shards in {folder} were collected under different rules; keep one rule set per folder")
