@@ -10,7 +10,7 @@ the other seats modelled as hard bots.
 from . import heuristic, random_agent  # noqa: F401  (register "easy", "normal", "hard", "random")
 from pathlib import Path
 
-from .base import Agent, FunctionAgent, available, builtin, make, register, register_prefix
+from .base import Agent, AgentSpecError, FunctionAgent, available, builtin, make, register, register_prefix
 
 #: Trained policies shipped with the project: spec -> (file under agents/policies, rules preset).
 SHIPPED_POLICIES = {
@@ -41,15 +41,15 @@ def _shipped(filename: str):
     return factory
 
 
-register_prefix("ckpt:", _checkpoint_agent)
-register_prefix("onnx:", _onnx_agent)
+register_prefix("ckpt:", _checkpoint_agent, file="checkpoint")
+register_prefix("onnx:", _onnx_agent, file="ONNX model")
 _installed_policies: set[str] = set()  # shipped policies whose file is present
 for _spec, (_file, _preset) in SHIPPED_POLICIES.items():
     if (POLICY_DIR / _file).is_file():
         register(_spec, _shipped(_file), rules=_preset)
         _installed_policies.add(_spec)
 
-__all__ = ["Agent", "FunctionAgent", "SHIPPED_POLICIES", "available", "builtin", "make", "register",
+__all__ = ["Agent", "AgentSpecError", "FunctionAgent", "SHIPPED_POLICIES", "available", "builtin", "make", "register",
            "register_prefix"]
 
 

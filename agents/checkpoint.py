@@ -21,6 +21,7 @@ from typing import Any
 
 import torch
 
+from agents.base import AgentSpecError
 from agents.policy import PolicyAgent, PolicyNet
 from hearts_env.observe import OBS_DIM, OBS_VERSION
 from hearts_env.rules import Rules
@@ -28,8 +29,9 @@ from hearts_env.rules import Rules
 FORMAT = "hearts-lab-checkpoint-1"
 
 
-class CheckpointError(ValueError):
-    """A checkpoint file that cannot be used; the message says why and what was expected."""
+class CheckpointError(AgentSpecError):
+    """A checkpoint file that cannot be used; the message says why and what was expected. An
+    :class:`~agents.base.AgentSpecError`, so ``make("ckpt:PATH")`` reports it as it is."""
 
 
 def save(path: str | Path, model: PolicyNet, meta: dict[str, Any], optimizer: torch.optim.Optimizer | None = None,
@@ -69,7 +71,8 @@ def load(path: str | Path) -> dict[str, Any]:
     try:
         payload = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as err:  # torch raises several types for corrupt or unsafe files
-        raise CheckpointError(f"{path} is not a readable Hearts Lab checkpoint ({type(err).__name__}: {err})") from None
+        first_line = str(err).splitlines()[0] if str(err) else ""
+        raise CheckpointError(f"{path} is not a readable Hearts Lab checkpoint ({type(err).__name__}: {first_line})") from None
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         raise CheckpointError(f"{path} is not a Hearts Lab checkpoint (expected format {FORMAT!r})")
     try:
@@ -87,17 +90,11 @@ def check_compatible(meta: dict[str, Any], rules: Rules | None, path: str | Path
         )
     if rules is not None:
         made_for = Rules.from_dict(meta["rules"])
-        if made_for.model_dump(exclude={"name"}) != rules.model_dump(exclude={"name"}):
+        if not made_for.same_game(rules):
             raise CheckpointError(
-                f"{path} was trained for rules '{made_for.name}' ({_differences(made_for, rules)}); "
+                f"{path} was trained for rules '{made_for.name}' (trained vs here: {made_for.differences(rules)}); "
                 f"the game here uses rules '{rules.name}'"
             )
-
-
-def _differences(a: Rules, b: Rules) -> str:
-    da, db = a.to_dict(), b.to_dict()
-    keys = [k for k in da if k != "name" and da[k] != db[k]]
-    return ", ".join(f"{k}: {da[k]} there, {db[k]} here" for k in keys) or "same options"
 
 
 def load_net(path: str | Path, rules: Rules | None = None) -> tuple[PolicyNet, dict[str, Any]]:

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.base import AgentSpecError
 from hearts_env.observe import OBS_DIM, OBS_VERSION, OBSERVATION_LAYOUT
 from hearts_env.rules import Rules
 
@@ -28,7 +29,7 @@ MANIFEST_VERSION = 1
 META_PREFIX = "hearts_lab."
 
 
-class PolicyManifestError(ValueError):
+class PolicyManifestError(AgentSpecError):
     """An exported policy whose manifest is missing, malformed or does not match the model or this code."""
 
 
@@ -123,11 +124,12 @@ class OnnxPolicyAgent:
         try:
             self.session = onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
         except Exception as err:  # onnxruntime raises its own types for unreadable models
-            raise PolicyManifestError(f"{path}: onnxruntime cannot load the model ({err})") from None
+            first_line = str(err).splitlines()[0] if str(err) else type(err).__name__
+            raise PolicyManifestError(f"{path}: onnxruntime cannot load the model ({first_line})") from None
         model_meta = dict(self.session.get_modelmeta().custom_metadata_map)
         check_manifest(self.manifest, path, model_meta)
         self.rules = Rules.from_dict(self.manifest["rules"])
-        if rules is not None and self.rules.model_dump(exclude={"name"}) != rules.model_dump(exclude={"name"}):
+        if rules is not None and not self.rules.same_game(rules):
             raise PolicyManifestError(
                 f"{path} was exported for rules '{self.rules.name}'; the game here uses rules '{rules.name}'"
             )

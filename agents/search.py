@@ -22,33 +22,21 @@ from __future__ import annotations
 
 import numpy as np
 
-from hearts_env import cards, engine
-from hearts_env.observe import OBS_DIM, decode, observe
+from hearts_env import cards, engine, loop, worlds
+from hearts_env.observe import OBS_DIM, decode
 from hearts_env.rules import Rules
 from hearts_env.state import PLAY, State
 
 from .heuristic.table import Table
 
 HEARTS = cards.HEARTS
-# The 7 non-empty sets of the three other seats (bit i: relative seat i + 1), for Hall's condition.
-SEAT_SUBSETS = np.array([[(m >> i) & 1 for i in range(3)] for m in range(1, 8)], dtype=bool)  # [7, 3]
 
 
 def finish_hands(state: State, seat: np.ndarray, own, others) -> None:
     """Play every game of ``state`` to the end of its hand, in place: ``own`` plays the cards of
     ``seat[g]`` in game ``g``, ``others`` every other seat (agents, given only observations)."""
-    while not state.done.all():
-        live = (~state.done).nonzero()[0]
-        sub = state.take(live) if live.size < state.batch_size else state
-        obs, mask = observe(sub), engine.legal_mask(sub)
-        acts = np.zeros(live.size, dtype=np.int64)
-        mine = sub.current_player == seat[live]
-        for agent, rows in ((own, mine), (others, ~mine)):
-            if rows.any():
-                acts[rows] = agent.act(obs[rows], mask[rows])
-        full = np.zeros(state.batch_size, dtype=np.int64)
-        full[live] = acts
-        engine.step_inplace(state, full, live)
+    seating = np.where(np.arange(state.num_players)[None, :] == seat[:, None], 0, 1)
+    loop.play(state, [own, others], seating, until="hand")
 
 
 class SearchAgent:
@@ -175,53 +163,17 @@ class SearchAgent:
         return taken
 
     def _deal_unseen(self, hand, played, passed, offset, voids) -> np.ndarray:
-        """Place the unseen cards in the other seats' hands at random, consistent with their voids.
-
-        Cards are placed one by one, the most constrained first, each in a seat drawn in
-        proportion to its room among the seats that may hold it *and* leave the rest placeable
-        (Hall's condition over the 7 sets of other seats: for each set, the unplaced cards only it
-        may hold fit in its room). The real deal satisfies every constraint, so this never sticks.
-        """
+        """``[N, 4]`` hands by relative seat: this seat's, and the unseen cards placed at random in
+        the other seats' hands by ``hearts_env.worlds.place`` (hand sizes, voids, and the cards
+        this seat passed and has not seen played, which are with the seat it passed them to)."""
         n = hand.shape[0]
-        rows = np.arange(n)
         hands = np.zeros((n, 4), dtype=np.uint64)
         hands[:, 0] = hand
-        # The cards this seat passed and that have not been played are in the receiver's hand.
         all_played = np.bitwise_or.reduce(played, axis=1)
         known = np.where(offset > 0, passed & ~all_played, cards.NO_CARDS)
-        hands[rows, offset] |= known
+        hands[np.arange(n), offset] |= known
         unseen = self.rules.deck_bits & ~hand & ~all_played & ~known
         room = (self.rules.hand_size - cards.count(played).astype(np.int64)
                 - cards.count(hands).astype(np.int64))[:, 1:]  # [N, 3] the other seats
-        mask = cards.to_mask(unseen)  # [N, 52]
-        suit = np.arange(52) // 13
-        may_hold = ~voids[:, 1:, :]  # [N, 3 seats, 4 suits]
-        # confined[n, subset, suit]: every seat that may hold the suit is in the subset.
-        confined = ~(may_hold[:, None, :, :] & ~SEAT_SUBSETS[None, :, :, None]).any(axis=2)  # [N, 7, 4]
-        left = mask.reshape(n, 4, 13).sum(axis=2)  # [N, 4] unplaced cards per suit
-        subsets = SEAT_SUBSETS.T.astype(np.int64)  # [3 seats, 7 subsets]
-        freedom = may_hold.sum(axis=1)[:, suit]  # [N, 52]
-        key = np.where(mask, freedom + self.rng.random((n, 52)), np.inf)
-        order = np.argsort(key, axis=1)  # most constrained cards first, random order within
-        for j in range(int(mask.sum(axis=1).max(initial=0))):
-            c = order[:, j]
-            live = mask[rows, c]
-            s_c = suit[c]
-            left[rows, s_c] -= live
-            need = (confined * left[:, None, :]).sum(axis=2)  # [N, 7] cards only each subset may hold
-            capacity = room @ subsets  # [N, 7] room of each subset
-            weight = np.zeros((n, 3))
-            for seat in range(3):
-                # Hall's condition once this card has gone to ``seat``.
-                fits = (need <= capacity - subsets[seat]).all(axis=1)
-                ok = may_hold[rows, seat, s_c] & (room[:, seat] > 0) & fits
-                weight[:, seat] = np.where(ok, room[:, seat], 0)
-            stuck = live & (weight.sum(axis=1) == 0)
-            if stuck.any():
-                raise ValueError("no deal of the unseen cards fits what this seat saw (an inconsistent observation)")
-            cum = np.cumsum(weight, axis=1)
-            seat = (self.rng.random(n)[:, None] * cum[:, -1:] >= cum).sum(axis=1).clip(max=2)
-            go = live.nonzero()[0]
-            hands[go, seat[go] + 1] |= cards.BIT[c[go]]
-            room[go, seat[go]] -= 1
+        hands[:, 1:] |= worlds.place(unseen, room, worlds.may_hold_from_voids(voids[:, 1:]), self.rng)
         return hands

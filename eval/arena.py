@@ -37,15 +37,14 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
+from agents import AgentSpecError, make as make_agent  # AgentSpecError re-exported: a spec agents.make refuses
 import hearts_env
-from hearts_env import cards, engine
-from hearts_env.engine import IllegalActionError
-from hearts_env.observe import OBS_DIM, observe
+from hearts_env import engine, loop
+from hearts_env.records import scored_hand
 from hearts_env.rules import Rules
-from hearts_env.state import PLAY
 
 from . import stats
-from .deals import DealSet, DealSetError, rules_difference, same_rules
+from .deals import DealSet, DealSetError
 
 FORMATS = ("head2head", "table", "roundrobin")
 EPISODES = ("hand", "game")
@@ -54,16 +53,10 @@ SEATINGS = ("rotate", "permute")
 CHUNK_DEALS = 256
 #: Round-robin pools with more tables than this play a seeded sample of the tables.
 MAX_TABLES = 100
-#: A game that has not ended after this many hands is a bug (or absurd rules): stop loudly.
-MAX_HANDS_PER_GAME = 1000
 
 
 class ArenaError(ValueError):
     """A problem with what the arena was asked to do, in one line for the user."""
-
-
-class AgentSpecError(ArenaError):
-    """An agent spec that cannot be turned into an agent (unknown name, missing checkpoint, ...)."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -86,46 +79,10 @@ class Entrant:
         return f"<{name}>"
 
 
-_FILE_PREFIXES = ("ckpt:", "onnx:")
-
-
 def resolve_agent(spec: Any, seed: int | None = None, rules: Rules | None = None):
-    """An agent from a spec string (seeded), an agent object or a callable; clear errors.
-
-    ``ckpt:PATH`` / ``onnx:PATH`` name files: a missing file is reported with its path before
-    anything else is tried.
-    """
-    from agents import available, make  # imported here: agents may import heavy libraries
-
-    if isinstance(spec, str):
-        text = spec.strip()
-        if not text:
-            raise AgentSpecError("empty agent spec")
-        for prefix in _FILE_PREFIXES:
-            if text.startswith(prefix):
-                path = Path(text[len(prefix):])
-                if not path.is_file():
-                    kind = "checkpoint" if prefix == "ckpt:" else "ONNX model"
-                    raise AgentSpecError(f"agent {spec!r}: {kind} file not found: {path}")
-        try:
-            agent = make(text, seed=seed, rules=rules)
-        except Exception as err:  # any failure to build the agent is the spec's problem, in one line
-            prefix = next((p for p in _FILE_PREFIXES if text.startswith(p)), None)
-            if prefix and "unknown agent spec" in str(err):
-                raise AgentSpecError(
-                    f"agent {spec!r}: this version cannot load {prefix} agents yet (agents.make does not know "
-                    f"the prefix; known specs: {', '.join(available())})"
-                ) from None
-            message = str(err).splitlines()[0] if str(err) else type(err).__name__
-            raise AgentSpecError(f"agent {spec!r}: {message}") from None
-    else:
-        try:
-            agent = make(spec)
-        except TypeError as err:
-            raise AgentSpecError(str(err)) from None
-    if not callable(getattr(agent, "act", None)):
-        raise AgentSpecError(f"agent {spec!r}: no act(observation, action_mask) method")
-    return agent
+    """An agent from a spec string (seeded), an agent object or a callable: :func:`agents.make`,
+    which owns every spec and raises :class:`AgentSpecError` in one line."""
+    return make_agent(spec, seed=seed, rules=rules)
 
 
 def make_entrants(agents: Iterable[Any]) -> list[Entrant]:
@@ -273,15 +230,6 @@ class Games:
         return int(self.deal.shape[0])
 
 
-@dataclasses.dataclass
-class _Recorder:
-    """Collects actions and hand boundaries as arrays during play; builds JSON records at the end."""
-
-    actions: list = dataclasses.field(default_factory=list)  # (game, hand, seat, card) arrays per step
-    starts: list = dataclasses.field(default_factory=list)  # (game, hand, dealt [n, P], dead)
-    ends: list = dataclasses.field(default_factory=list)  # (game, hand, points [n, P], shooter)
-
-
 def play_unit(plan: Plan, deals: DealSet, start: int, stop: int, table: int, chunk: int, seed: int,
               record: bool = False) -> tuple[Games, list[dict]]:
     """Play deals ``start:stop`` at one table under every seating; one batch on the engine."""
@@ -289,17 +237,16 @@ def play_unit(plan: Plan, deals: DealSet, start: int, stop: int, table: int, chu
     p = rules.num_players
     seat_entrant = plan.entrant_at_seat(table)  # [S, P]
     s = seat_entrant.shape[0]
-    n = stop - start
-    g = n * s
+    g = (stop - start) * s
     deal_index = np.repeat(np.arange(start, stop), s)
-    seating = np.tile(np.arange(s), n)
+    seating = np.tile(np.arange(s), stop - start)
     entrant = seat_entrant[seating]  # [G, P]
-    single_hand = plan.episode == "hand"
     state = engine.init_from_seeds(
-        rules, deals.seeds[deal_index], deals.hand_numbers[deal_index], single_hand=single_hand
+        rules, deals.seeds[deal_index], deals.hand_numbers[deal_index], single_hand=plan.episode == "hand"
     )
     playing = sorted(set(plan.tables[table]))
-    agents = {e: resolve_agent(plan.entrants[e].spec, agent_seed(seed, table, chunk, e), plan.rules) for e in playing}
+    agents = [resolve_agent(plan.entrants[e].spec, agent_seed(seed, table, chunk, e), plan.rules) for e in playing]
+    agent_at_seat = np.searchsorted(playing, entrant)  # [G, P] index into ``agents``
 
     points = np.zeros((g, p), dtype=np.int64)
     hands = np.zeros(g, dtype=np.int64)
@@ -307,124 +254,41 @@ def play_unit(plan: Plan, deals: DealSet, start: int, stop: int, table: int, chu
     moons_suffered = np.zeros((g, p), dtype=np.int64)
     zero_hands = np.zeros((g, p), dtype=np.int64)
     winner = np.full(g, -1, dtype=np.int64)
-    recorder = _Recorder() if record else None
-    if recorder:
-        recorder.starts.append((np.arange(g), state.hand_number.copy(), state.dealt.copy(), state.dead.copy()))
+    hand_records: list[list[dict]] = [[] for _ in range(g)] if record else []
 
-    ids = np.arange(g)  # original game of each state row (rows are dropped as games finish)
-    buffer = np.empty((g, OBS_DIM), dtype=np.float32)
-    last_trick = rules.hand_size - 1
-    max_steps = MAX_HANDS_PER_GAME * (rules.deck_size + p * rules.pass_count)
-    for _ in range(max_steps):
-        alive = ~state.done
-        n_alive = int(alive.sum())
-        if n_alive == 0:
-            break
-        if n_alive < state.batch_size // 2:  # drop finished games so observing stays cheap
-            keep = alive.nonzero()[0]
-            state, ids, alive = state.take(keep), ids[keep], np.ones(keep.size, dtype=bool)
-        rows_n = state.batch_size
-        obs = observe(state, out=buffer[:rows_n])
-        mask = engine.legal_mask(state)
-        seat = state.current_player
-        acting_entrant = np.where(alive, entrant[ids, np.maximum(seat, 0)], -1)
-        actions = np.zeros(rows_n, dtype=np.int64)
-        for e in playing:
-            rows = (acting_entrant == e).nonzero()[0]
-            if rows.size:
-                chosen = np.asarray(agents[e].act(obs[rows], mask[rows])).reshape(-1)
-                if chosen.shape != (rows.size,):
-                    raise ArenaError(
-                        f"agent {plan.entrants[e].label!r} returned {chosen.shape[0]} actions for {rows.size} rows"
-                    )
-                actions[rows] = chosen
-        # The hand ends with the last card of the last trick.
-        ending = (alive & (state.phase == PLAY) & (state.trick_number == last_trick)
-                  & (state.num_in_trick == p - 1)).nonzero()[0]
-        if recorder:
-            acting = alive.nonzero()[0]
-            recorder.actions.append((ids[acting], state.hand_number[acting].copy(), seat[acting].copy(),
-                                     actions[acting].copy()))
-        hand_number_before = state.hand_number.copy()
-        hand_before = hand_number_before[ending]
-        try:
-            engine.step_inplace(state, actions)
-        except IllegalActionError as err:
-            who = plan.entrants[int(acting_entrant[_first_illegal(state, actions, alive)])].label
-            raise ArenaError(f"agent {who!r} chose an illegal action: {err}") from None
-        # Exactly the predicted games finished a hand (else points would be lost or invented).
-        hand_over = (state.hand_number != hand_number_before) | (state.done & alive)
-        if not np.array_equal(hand_over.nonzero()[0], ending):
-            raise RuntimeError("arena: hands ended other than predicted (did the engine change?)")
-        if not ending.size:
-            continue
-        hand_points, shooter = state.last_hand_points[ending], state.last_hand_moon[ending]
-        done = state.done[ending]
-        game = ids[ending]
+    def score(ended: loop.HandsEnded) -> None:
+        game, done = ended.games, ended.state.done
+        hand_points, shooter = ended.state.last_hand_points, ended.state.last_hand_moon
         points[game] += hand_points
         hands[game] += 1
         moons_made[game] += shooter
         moons_suffered[game] += shooter.any(axis=1, keepdims=True) & ~shooter
         zero_hands[game] += hand_points <= 0
-        winner[game] = np.where(done, state.winner[ending], winner[game])
-        if recorder:
-            shooter_seat = np.where(shooter.any(axis=1), shooter.argmax(axis=1), -1)
-            recorder.ends.append((game, hand_before, hand_points.copy(), shooter_seat))
-            going_on = ~done
-            if going_on.any():
-                rows = ending[going_on]
-                recorder.starts.append((ids[rows], state.hand_number[rows].copy(), state.dealt[rows].copy(),
-                                        state.dead[rows].copy()))
-    else:
-        raise RuntimeError(f"arena: games still running after {MAX_HANDS_PER_GAME} hands")
-    if (hands > MAX_HANDS_PER_GAME).any():
-        raise RuntimeError(f"arena: a game ran past {MAX_HANDS_PER_GAME} hands")
+        winner[game] = np.where(done, ended.state.winner, winner[game])
+        if record:
+            for row, game_id in enumerate(game.tolist()):
+                hand_records[game_id].append(scored_hand(ended.state, row))
+
+    try:
+        loop.play(state, agents, agent_at_seat, on_hand_end=score)
+    except loop.AgentError as err:
+        raise ArenaError(str(err).replace(repr(loop.agent_name(agents[err.agent])),
+                                          repr(plan.entrants[playing[err.agent]].label), 1)) from None
 
     games = Games(
         deal=deal_index, table=np.full(g, table, dtype=np.int64), seating=seating, entrant=entrant,
         points=points, hands=hands, moons_made=moons_made, moons_suffered=moons_suffered,
         zero_hands=zero_hands, winner=winner,
     )
-    records = _build_records(plan, deals, games, recorder) if recorder else []
+    records = _game_records(plan, deals, games, hand_records) if record else []
     return games, records
 
 
-def _first_illegal(state, actions: np.ndarray, alive: np.ndarray) -> int:
-    legal = ((state.legal >> np.clip(actions, 0, 63).astype(np.uint64)) & np.uint64(1)).astype(bool)
-    bad = alive & ~(legal & (actions >= 0) & (actions < cards.NUM_CARDS))
-    return int(bad.nonzero()[0][0]) if bad.any() else 0
-
-
-def _build_records(plan: Plan, deals: DealSet, games: Games, rec: _Recorder) -> list[dict]:
+def _game_records(plan: Plan, deals: DealSet, games: Games, hand_records: list[list[dict]]) -> list[dict]:
     """One JSON-ready record per game: the deal, each hand's cards and actions, the points."""
-    rules = plan.rules
-    g = len(games)
-    act_game, act_hand, act_seat, act_card = (np.concatenate(x) for x in zip(*rec.actions))
-    order = np.argsort(act_game, kind="stable")  # steps were appended in time order
-    act_game, act_hand, act_seat, act_card = act_game[order], act_hand[order], act_seat[order], act_card[order]
-    bounds = np.searchsorted(act_game, np.arange(g + 1))
-    hands: list[dict[int, dict]] = [dict() for _ in range(g)]
-    for game_ids, hand_ids, dealt, dead in rec.starts:
-        for i, h, d, x in zip(game_ids.tolist(), hand_ids.tolist(), dealt, dead):
-            hands[i][h] = {
-                "hand_number": h,
-                "pass": rules.pass_direction(h),
-                "dealt": [[cards.card_text(c) for c in cards.cards_of(bits)] for bits in d],
-                "dead": [cards.card_text(c) for c in cards.cards_of(x)],
-                "actions": [],
-            }
-    for game_ids, hand_ids, pts, shooter in rec.ends:
-        for i, h, row, sh in zip(game_ids.tolist(), hand_ids.tolist(), pts.tolist(), shooter.tolist()):
-            hands[i][h]["points"] = row
-            hands[i][h]["moon"] = None if sh < 0 else sh
-    card_names = [cards.card_text(c) for c in range(cards.NUM_CARDS)]
     out = []
-    for i in range(g):
-        lo, hi = bounds[i], bounds[i + 1]
-        for h, seat, card in zip(act_hand[lo:hi].tolist(), act_seat[lo:hi].tolist(), act_card[lo:hi].tolist()):
-            hands[i][h]["actions"].append([seat, card_names[card]])
+    for i in range(len(games)):
         d = int(games.deal[i])
-        labels = [plan.entrants[e].label for e in games.entrant[i]]
         out.append({
             "type": "game",
             "deal": d,
@@ -432,9 +296,9 @@ def _build_records(plan: Plan, deals: DealSet, games: Games, rec: _Recorder) -> 
             "hand_number": int(deals.hand_numbers[d]),
             "table": int(games.table[i]),
             "seating": int(games.seating[i]),
-            "seats": labels,
+            "seats": [plan.entrants[e].label for e in games.entrant[i]],
             "specs": [plan.entrants[e].spec_text for e in games.entrant[i]],
-            "hands": [hands[i][h] for h in sorted(hands[i])],
+            "hands": hand_records[i],
             "points": games.points[i].tolist(),
             "winner": None if games.winner[i] < 0 else int(games.winner[i]),
         })
@@ -527,10 +391,10 @@ def run(
     """
     if isinstance(deals, (int, np.integer)):
         deals = DealSet.generate(plan.rules, int(deals), seed)
-    elif not same_rules(deals.rules, plan.rules):
+    elif not deals.rules.same_game(plan.rules):
         raise DealSetError(
             f"the deal set was made for rules {deals.rules.name!r}, but the arena runs rules "
-            f"{plan.rules.name!r} ({rules_difference(deals.rules, plan.rules)})"
+            f"{plan.rules.name!r} ({deals.rules.differences(plan.rules)})"
         )
     if chunk_deals < 1:
         raise ArenaError(f"chunk_deals must be at least 1, got {chunk_deals}")
@@ -777,8 +641,19 @@ def round_robin(pool: Sequence[Any], rules: Rules | None = None, **kw) -> ArenaR
     return run(round_robin_plan(rules, pool, seed=run_kw.get("seed", 0), **plan_kw), **run_kw)
 
 
+def training_evaluation(agent: Any, config: Any) -> dict[str, float]:
+    """Points per hand of ``agent`` against three copies of each of a training config's
+    ``eval_opponents``, on ``eval_deals`` deals (what ``train.ppo.Run`` logs as ``eval/``)."""
+    out = {}
+    for opponent in config.eval_opponents:
+        result = head_to_head(("current", agent), opponent, config.rules_value, deals=config.eval_deals,
+                              seed=config.seed, workers=1, progress=False)
+        out[opponent] = float(result.row("current")["points_per_hand"]["mean"])
+    return out
+
+
 __all__ = [
     "AgentSpecError", "ArenaError", "ArenaResult", "CHUNK_DEALS", "Entrant", "Games", "Plan", "head_to_head",
     "head_to_head_plan", "mixed_table", "make_entrants", "resolve_agent", "round_robin", "round_robin_plan",
-    "run", "summarize", "table_plan",
+    "run", "summarize", "table_plan", "training_evaluation",
 ]

@@ -119,10 +119,10 @@ class DealSet:
             stored = Rules.from_dict(json.loads(str(arrays["rules_json"])))
         except (json.JSONDecodeError, RulesError, TypeError) as err:
             raise DealSetError(f"deal set {path}: its rules cannot be read: {err}") from None
-        if rules is not None and not same_rules(stored, rules):
+        if rules is not None and not stored.same_game(rules):
             raise DealSetError(
                 f"deal set {path} was made for rules {describe_rules(stored)}, "
-                f"but the arena runs rules {describe_rules(rules)} ({rules_difference(stored, rules)})"
+                f"but the arena runs rules {describe_rules(rules)} ({stored.differences(rules)})"
             )
         seeds = np.asarray(arrays["seeds"], dtype=np.uint64).reshape(-1)
         hand_numbers = np.asarray(arrays["hand_numbers"], dtype=np.int64).reshape(-1)
@@ -140,17 +140,5 @@ class DealSet:
         return result
 
 
-def same_rules(a: Rules, b: Rules) -> bool:
-    """Whether two rule sets play the same game (the ``name`` label aside)."""
-    return a == b or {**a.to_dict(), "name": None} == {**b.to_dict(), "name": None}
-
-
 def describe_rules(rules: Rules) -> str:
     return repr(rules.name)
-
-
-def rules_difference(a: Rules, b: Rules) -> str:
-    """The options that differ, as ``option: a -> b``."""
-    da, db = a.to_dict(), b.to_dict()
-    diffs = [f"{k}: {da[k]!r} vs {db[k]!r}" for k in da if k != "name" and da[k] != db.get(k)]
-    return "; ".join(diffs) if diffs else "same options"

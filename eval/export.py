@@ -39,7 +39,8 @@ import numpy as np
 from agents.onnx_policy import (
     MANIFEST_FORMAT, MANIFEST_VERSION, META_PREFIX, OnnxPolicyAgent, layout_entries, sha256_file,
 )
-from hearts_env import cards, engine, observe, seat_record
+from hearts_env import cards, deal, engine, loop, observe, seat_record
+from hearts_env.state import State
 from hearts_env.rules import Rules
 
 OPSET = 17
@@ -218,29 +219,28 @@ def _finish_model(path: Path, rules: Rules, checkpoint_name: str) -> None:
         stray.unlink()
 
 
-def sample_states(rules: Rules, games: int, seed: int = 0, agent: str = "easy"):
-    """Yield ``(state, plays)`` at every decision of ``games`` one-hand games (hands cycling through
-    the pass directions, scores set to varied totals), played by ``agent`` in every seat."""
+def sample_states(rules: Rules, games: int, seed: int = 0, agent: str = "easy") -> list:
+    """One-game states at every decision of ``games`` one-hand games (hands cycling through the
+    pass directions, scores set to varied totals), played by ``agent`` in every seat; game by game,
+    in order of play. Each state keeps its hand's order of play (``history``)."""
     import agents
 
     rng = np.random.default_rng(seed)
-    bot = agents.make(agent, seed=seed)
-    for g in range(games):
-        state = engine.init(rules, 1, seed=seed * 1000 + g, hand_number=g % len(rules.pass_cycle), single_hand=True)
-        state.scores[0] = rng.integers(0, rules.target_score, size=rules.num_players)
-        plays: list[tuple[int, int]] = []
-        while not state.done[0]:
-            yield state, list(plays)
-            seat = int(state.current_player[0])
-            action = bot.act(observe.observe(state), engine.legal_mask(state))
-            if state.phase[0] == engine.PLAY:
-                plays.append((seat, int(action[0])))
-            state = engine.step(state, action)
+    seeds = np.concatenate([deal.game_seeds(seed * 1000 + g, 1) for g in range(games)])
+    state = engine.init_from_seeds(rules, seeds, np.arange(games) % len(rules.pass_cycle), single_hand=True)
+    for g in range(games):  # drawn game by game, as the earlier one-game sampling did
+        state.scores[g] = rng.integers(0, rules.target_score, size=rules.num_players)
+    taken: list[tuple[np.ndarray, State]] = []
+    loop.play(state, [agents.make(agent, seed=seed)], np.zeros(rules.num_players, dtype=np.int64),
+              on_decision=lambda step: taken.append((step.games, step.state.take(step.rows))))
+    decisions = [(int(g), k, part.take([i])) for k, (games_of, part) in enumerate(taken)
+                 for i, g in enumerate(games_of)]
+    return [one for _, _, one in sorted(decisions, key=lambda d: d[:2])]
 
 
 def sample_records(rules: Rules, count: int, seed: int = 0, games: int = 4, agent: str = "easy") -> list[dict]:
     """``count`` seat records spread over every decision of a few games (both phases, all passes)."""
-    records = [seat_record.from_state(state, plays) for state, plays in sample_states(rules, games, seed, agent)]
+    records = [seat_record.from_state(state) for state in sample_states(rules, games, seed, agent)]
     if count >= len(records):
         return records
     picks = np.linspace(0, len(records) - 1, count).round().astype(int)
@@ -252,7 +252,7 @@ def verify(net, model_path: Path, rules: Rules, decisions: int = 512, seed: int 
     import torch
 
     obs, masks = [], []
-    for state, _ in sample_states(rules, max(1, decisions // (rules.hand_size + 3) + 1), seed=seed + 99):
+    for state in sample_states(rules, max(1, decisions // (rules.hand_size + 3) + 1), seed=seed + 99):
         obs.append(observe.observe(state)[0])
         masks.append(engine.legal_mask(state)[0])
     obs, masks = np.stack(obs)[:decisions], np.stack(masks)[:decisions]

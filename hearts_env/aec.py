@@ -132,11 +132,10 @@ class raw_env(AECEnv):
             return
         if action is None:
             raise engine.IllegalActionError(f"{agent} must play a card (0..51), got None")
-        hands_before = int(self.state.hand_number[0])
         engine.step_inplace(self.state, np.array([action]))  # raises, unchanged, if illegal
         self._cumulative_rewards[agent] = 0
         self._clear_rewards()
-        if self.state.done[0] or self.state.hand_number[0] != hands_before:
+        if self.state.hand_over[0]:
             points = self.state.last_hand_points[0]
             for seat, name in enumerate(self.possible_agents):
                 self.rewards[name] = -float(points[seat])

@@ -14,9 +14,10 @@ mode) goes through these functions; no rule is implemented anywhere else.
   Both take an optional ``games`` selection: only those games act (the others wait).
 
 A game runs hand after hand: when a hand ends it is scored, totals are updated, and unless the
-game is over the next hand is dealt from the game's seed and the hand number. Episodes of one
-hand read ``last_hand_points`` and ``hand_number`` to see a hand end; ``last_hand_moon`` says who
-shot the moon in it (the cards won are cleared when the next hand is dealt).
+game is over the next hand is dealt from the game's seed and the hand number, in the same step.
+The state says what just happened: ``hand_over`` marks the games whose last action ended a hand,
+and the ``last_hand_*`` arrays hold that hand whole (deal, actions in order, cards won, points,
+moon); ``last_trick*`` hold the last completed trick and its winner (see ``state``).
 
 The phase of each game is ``state.PASS`` (seats pick cards to pass, seat 0 first), ``state.PLAY``
 or ``state.OVER``. The step is validate, then apply: pass pick or card play, then trick, hand and
@@ -215,6 +216,7 @@ def describe_illegal(state: State, game: int, action: int) -> str:
 
 
 def _apply(state: State, actions: np.ndarray, acting: np.ndarray) -> None:
+    _record(state, acting.nonzero()[0], actions)
     phase = state.phase
     passing_games = ((phase == PASS) & acting).nonzero()[0]
     playing_games = ((phase == PLAY) & acting).nonzero()[0]
@@ -230,6 +232,15 @@ def _apply(state: State, actions: np.ndarray, acting: np.ndarray) -> None:
             if hands_done.size:
                 _finish_hand(state, hands_done)
     _update_legal(state)
+
+
+def _record(state: State, games: np.ndarray, actions: np.ndarray) -> None:
+    """Append each acting game's action to the hand's history; no hand has ended yet."""
+    at = state.history_length[games]
+    state.history[games, at] = actions[games]
+    state.history_seat[games, at] = state.current_player[games]
+    state.history_length[games] = at + 1
+    state.hand_over[games] = False
 
 
 def _update_legal(state: State) -> None:
@@ -254,8 +265,10 @@ def _start_hand(state: State, games: np.ndarray, hands: np.ndarray, dead: np.nda
     state.dealt[games] = hands
     state.hands[games] = hands
     state.dead[games] = dead
-    for name in ("passed", "played", "taken"):
+    for name in ("passed", "played", "taken", "history_length"):
         getattr(state, name)[games] = 0
+    state.history[games] = -1
+    state.history_seat[games] = -1
     state.voids[games] = False
     state.trick[games] = -1
     state.num_in_trick[games] = 0
@@ -284,9 +297,17 @@ def _finish_hand(state: State, games: np.ndarray) -> None:
     totals = state.scores[games] + points
     state.scores[games] = totals
     state.last_hand_points[games] = points
-    # Kept apart from the points because the next hand is dealt at once, clearing ``taken``.
     state.last_hand_moon[games] = (rules.moon != "off") & scoring.moon_shooter(rules, state.taken[games],
                                                                               state.dead[games])
+    # The whole scored hand is kept: the next one is dealt in this same step.
+    state.hand_over[games] = True
+    state.last_hand_number[games] = state.hand_number[games]
+    state.last_hand_won[games] = state.taken[games]
+    state.last_hand_dealt[games] = state.dealt[games]
+    state.last_hand_dead[games] = state.dead[games]
+    state.last_hand_history[games] = state.history[games]
+    state.last_hand_history_seat[games] = state.history_seat[games]
+    state.last_hand_length[games] = state.history_length[games]
     decided = scoring.game_over(rules, totals)
     state.winner[games[decided]] = totals[decided].argmin(axis=1)
     over = decided | (state.hand_number[games] == state.final_hand[games])

@@ -29,9 +29,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from agents import Agent, make as make_agent
-
-from . import engine
+from . import engine, loop
 from .aec import RESET_OPTIONS, check_episode, resolve_rules
 from .engine import IllegalActionError
 from .observe import OBS_DIM, observe
@@ -41,7 +39,37 @@ from .spaces import action_space, observation_box
 from .state import State
 
 ILLEGAL_MODES = ("raise", "terminate")
-OpponentSpec = str | Agent | Callable
+#: An opponent: a spec string (``"hard"``, ``"ckpt:PATH"``, ...), an object with a batched
+#: ``act(observation, action_mask)`` or a plain callable ``f(observation, action_mask) -> actions``.
+OpponentSpec = Any
+
+
+class _CallableOpponent:
+    """A plain callable ``f(observation, action_mask) -> actions`` as an opponent."""
+
+    def __init__(self, function: Callable[[np.ndarray, np.ndarray], np.ndarray]):
+        self.function = function
+        self.name = getattr(function, "__name__", "function")
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
+        return np.asarray(self.function(observation, action_mask), dtype=np.int64)
+
+
+def as_opponent(spec: OpponentSpec, seed: int | None, rules: Rules) -> Any:
+    """An opponent from an agent object (used as it is), a callable (wrapped) or a spec string.
+
+    Only spec strings need the agents package, so ``agents.make`` is imported here, when one is
+    given: the environment package imports nothing above it at module level (DESIGN.md section 4).
+    """
+    if isinstance(spec, str):
+        from agents import make  # lazy, for spec strings only: agents sits above hearts_env
+
+        return make(spec, seed=seed, rules=rules)
+    if callable(getattr(spec, "act", None)):
+        return spec
+    if callable(spec):
+        return _CallableOpponent(spec)
+    raise TypeError(f"an opponent must be a spec string, an agent or a callable, got {type(spec).__name__}")
 
 
 class SeatTables:
@@ -63,7 +91,7 @@ class SeatTables:
         self.episode = check_episode(episode)
         self.others = [s for s in range(rules.num_players) if s != seat]
         self.opponent_specs = self._spread(opponents)
-        self.opponents: dict[int, Agent] = {}
+        self.opponents: dict[int, Any] = {}
         self.make_opponents(None)
         self.state: State | None = None
         self.seed_rng = np.random.default_rng()
@@ -83,7 +111,7 @@ class SeatTables:
     def make_opponents(self, seed: int | None) -> None:
         """Build the opponent agents; string specs get seeds derived from ``seed``."""
         for index, (s, spec) in enumerate(self.opponent_specs.items()):
-            self.opponents[s] = make_agent(spec, seed=None if seed is None else seed * 7919 + index)
+            self.opponents[s] = as_opponent(spec, None if seed is None else seed * 7919 + index, self.rules)
 
     # ---- starting episodes ----------------------------------------------------------------------
 
@@ -115,37 +143,25 @@ class SeatTables:
 
     def learner_step(self, actions: np.ndarray, games: np.ndarray) -> np.ndarray:
         """Apply the learner's actions in ``games`` and play on to its next turn; returns rewards [N]."""
-        before = self._hand_marks()
         engine.step_inplace(self.state, actions, games)
-        rewards = self._hand_rewards(before)
+        ended = np.zeros(self.num_games, dtype=bool)
+        ended[games] = self.state.hand_over[games]
+        rewards = np.where(ended, -self.state.last_hand_points[:, self.seat], 0).astype(np.float64)
         return rewards + self.play_opponents()
 
     def play_opponents(self) -> np.ndarray:
-        """Let the opponents act, batched, until every live game waits for the learner."""
-        state = self.state
+        """Let the opponents act, batched, until every live game waits for the learner; returns
+        the learner's rewards [N] for the hands that ended meanwhile."""
         rewards = np.zeros(self.num_games)
-        while True:
-            waiting = ~state.done & (state.current_player != self.seat)
-            if not waiting.any():
-                return rewards
-            obs = observe(state)
-            mask = engine.legal_mask(state)
-            actions = np.zeros(self.num_games, dtype=np.int64)
-            for s in self.others:
-                turn = waiting & (state.current_player == s)
-                if turn.any():
-                    actions[turn] = self.opponents[s].act(obs[turn], mask[turn])
-            before = self._hand_marks()
-            engine.step_inplace(state, actions, waiting)
-            rewards += self._hand_rewards(before)
 
-    def _hand_marks(self) -> tuple[np.ndarray, np.ndarray]:
-        return self.state.hand_number.copy(), self.state.done.copy()
+        def score(ended: loop.HandsEnded) -> None:
+            rewards[ended.games] -= ended.state.last_hand_points[:, self.seat]
 
-    def _hand_rewards(self, before: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
-        hand_number, done = before
-        ended = (self.state.hand_number != hand_number) | (self.state.done & ~done)
-        return np.where(ended, -self.state.last_hand_points[:, self.seat], 0).astype(np.float64)
+        agents = [self.opponents[s] for s in self.others]
+        seating = np.full(self.rules.num_players, -1)  # -1: the learner's seat, left to step()
+        seating[self.others] = np.arange(len(self.others))
+        loop.play(self.state, agents, seating, on_hand_end=score)
+        return rewards
 
     def observation(self) -> np.ndarray:
         return observe(self.state, np.full(self.num_games, self.seat))

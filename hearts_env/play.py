@@ -109,6 +109,9 @@ def finish_trick(state: State, games: np.ndarray) -> np.ndarray:
     taken = flat(state.taken)
     at = games * c.num_players + winner
     taken[at] = taken[at] | won
+    state.last_trick[games] = trick
+    state.last_trick_leader[games] = state.leader[games]
+    state.last_trick_winner[games] = winner
     state.trick[games] = -1
     state.leader[games] = winner
     state.current_player[games] = winner

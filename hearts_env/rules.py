@@ -186,6 +186,22 @@ class Rules(BaseModel):
     def pass_direction(self, hand_number: int) -> str:
         return self.pass_cycle[hand_number % len(self.pass_cycle)]
 
+    # ---- comparison ----------------------------------------------------------------------------
+
+    def same_game(self, other: "Rules | str | dict[str, Any]") -> bool:
+        """Whether ``other`` (a Rules, preset name or mapping) plays the same game: every option
+        equal, the ``name`` label aside. The one way rules are compared (checkpoints, exported
+        policies, deal sets, trained bots)."""
+        other = Rules.resolve(other)
+        return self.model_dump(exclude={"name"}) == other.model_dump(exclude={"name"})
+
+    def differences(self, other: "Rules | str | dict[str, Any]") -> str:
+        """The options that differ, as ``option: mine vs theirs`` joined by ``; ``
+        (``same options`` when :meth:`same_game`)."""
+        mine, theirs = self.to_dict(), Rules.resolve(other).to_dict()
+        diffs = [f"{k}: {mine[k]!r} vs {theirs[k]!r}" for k in mine if k != "name" and mine[k] != theirs[k]]
+        return "; ".join(diffs) if diffs else "same options"
+
     # ---- construction --------------------------------------------------------------------------
 
     @classmethod

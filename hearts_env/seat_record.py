@@ -23,7 +23,8 @@ tests check.
 before hearts were broken held nothing but hearts, and so on. Which unseen cards each other seat
 may hold is asked of the engine's own legal-play function (``play.legal_plays``): at each of that
 seat's plays, would the card played still be legal had the seat also held card *c*? The unseen
-cards are then matched to the seats that may hold them (a small bipartite matching).
+cards are then placed among the seats that may hold them by ``worlds.place`` (one world, drawn
+with a fixed seed so that a record always rebuilds the same state).
 
 A record that describes no reachable situation (cards missing or twice, a history the rules do not
 allow, a trick led by the wrong seat, no consistent way to hold the unseen cards, not this seat's
@@ -42,7 +43,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from . import cards, engine, observe, play
+from . import cards, engine, observe, play, worlds
 from .rules import Rules, RulesError
 from .state import PASS, PLAY, State
 
@@ -401,49 +402,32 @@ def _place(unseen: list[int], room: dict[int, int], dead: set[int], allowed: dic
            dead_count: int) -> dict[int, list[int]]:
     """Each unseen card to a seat with room that may hold it, or to the dead cards (key -1).
 
-    A bipartite matching with capacities (augmenting paths); the most constrained cards go first.
+    One world of ``worlds.place``, drawn with a fixed seed: the same record always rebuilds the
+    same state. The dead pile may hold any card; the forced-dead cards only it.
     """
-    capacity = {**room, -1: dead_count}
-    options = {}
-    for c in unseen:
-        options[c] = [-1] if c in dead else [s for s in room if c in allowed[s]] + [-1]
-    holder: dict[int, int] = {}
-    load = {s: [] for s in capacity}
-
-    def assign(card: int, visited: set[int]) -> bool:
-        for s in options[card]:
-            if s in visited:
-                continue
-            visited.add(s)
-            if len(load[s]) < capacity[s]:
-                load[s].append(card)
-                holder[card] = s
-                return True
-            for other in list(load[s]):
-                if assign_other(other, s, visited):
-                    load[s].append(card)
-                    holder[card] = s
-                    return True
-        return False
-
-    def assign_other(card: int, current: int, visited: set[int]) -> bool:
-        load[current].remove(card)
-        if assign(card, visited):
-            return True
-        load[current].append(card)
-        holder[card] = current
-        return False
-
-    for card in sorted(unseen, key=lambda c: len(options[c])):
-        if not assign(card, set()):
-            seats = [s for s in room if card not in allowed[s]]
-            raise _fail(
-                f"the cards this seat has not seen cannot be held consistently with the play: "
-                f"{cards.card_text(card)} fits no seat with room"
-                + (f" (seat{'s' if len(seats) > 1 else ''} {', '.join(map(str, seats))} showed by their "
-                   "play that they cannot hold it)" if seats else "")
-            )
-    return load
+    holders = [*room, -1]
+    hidden = np.zeros((1, cards.NUM_CARDS), dtype=bool)
+    hidden[0, unseen] = True
+    may_hold = np.zeros((1, cards.NUM_CARDS, len(holders)), dtype=bool)
+    for i, s in enumerate(room):
+        may_hold[0, sorted(allowed[s] - dead), i] = True
+    may_hold[0, :, -1] = True
+    capacity = np.array([[*room.values(), dead_count]], dtype=np.int64)
+    try:
+        hands = worlds.place(hidden, capacity, may_hold, np.random.default_rng(0))
+    except worlds.NoConsistentWorld as err:
+        if err.card is None:
+            raise _fail("the cards this seat has not seen cannot be held consistently with the play "
+                        f"({err})") from None
+        card = err.card
+        seats = [s for s in room if card not in allowed[s]]
+        raise _fail(
+            f"the cards this seat has not seen cannot be held consistently with the play: "
+            f"{cards.card_text(card)} fits no seat with room"
+            + (f" (seat{'s' if len(seats) > 1 else ''} {', '.join(map(str, seats))} showed by their "
+               "play that they cannot hold it)" if seats else "")
+        ) from None
+    return {h: cards.cards_of(hands[0, i]) for i, h in enumerate(holders)}
 
 
 def _post_exchange(r: SeatRecord, known: dict[int, set[int]], placement: dict[int, list[int]]) -> dict[int, list[int]]:
@@ -536,15 +520,20 @@ def _check_turn(state: State, r: SeatRecord) -> None:
 # ---------------------------------------------------------------------------------------------
 
 
-def from_state(state: State, plays: Sequence[tuple[int, int]], seat: int | None = None, game: int = 0) -> dict:
+def from_state(state: State, plays: Sequence[tuple[int, int]] | None = None, seat: int | None = None,
+               game: int = 0) -> dict:
     """The record of ``seat`` (default: the seat to act) in game ``game`` of ``state``.
 
-    ``plays`` lists the ``(seat, card)`` of every card played in the current hand, in order (the
-    state keeps who played what, but not the order).
+    ``plays`` lists the ``(seat, card)`` of every card played in the current hand, in order; by
+    default they are read from the state's ``history`` (which holds the pass picks first).
     """
     rules, p = state.rules, state.num_players
     seat = int(state.current_player[game]) if seat is None else int(seat)
     offset = int(rules.pass_offsets[state.hand_number[game] % len(rules.pass_cycle)])
+    if plays is None:
+        length = int(state.history_length[game])
+        start = min(length, p * rules.pass_count if offset else 0)
+        plays = list(zip(state.history_seat[game, start:length].tolist(), state.history[game, start:length].tolist()))
     playing = state.phase[game] == PLAY
     tricks, current = [], []
     for i in range(0, len(plays), p):

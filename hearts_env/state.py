@@ -11,8 +11,6 @@ Layout (``shape dtype``: meaning)::
     phase           [N]     int64   PASS, PLAY or OVER (game finished)
     current_player  [N]     int64   seat to act; -1 when the game is over
     scores          [N, P]  int64   game totals before the current hand
-    last_hand_points[N, P]  int64   penalty points the last finished hand gave each seat
-    last_hand_moon  [N, P]  bool    seat shot the moon in the last finished hand (never when the moon is off)
     dealt           [N, P]  uint64  each hand as dealt, before passing
     dead            [N]     uint64  cards set aside and seen by nobody (two-player game)
     hands           [N, P]  uint64  cards each seat holds now
@@ -28,10 +26,34 @@ Layout (``shape dtype``: meaning)::
     legal           [N]     uint64  the legal cards of the player to act (empty when over)
     winner          [N]     int64   seat that won the game, -1 while it goes on (or not decided)
     final_hand      [N]     int64   hand number after which play stops (single-hand episodes), -1 = none
+    history         [N, L]  int8    cards acted this hand in order (pass picks, then plays), -1 = none yet
+    history_seat    [N, L]  int8    the seat that acted each of them
+    history_length  [N]     int64   actions taken this hand
+
+What just happened (read after a step; a game's fields change only when that game acts)::
+
+    hand_over       [N]     bool    the game's last action ended a hand (it was scored just now)
+    last_trick      [N, P]  int64   card each seat played to the last completed trick, -1 = none yet
+    last_trick_leader [N]   int64   seat that led it, -1 = none yet
+    last_trick_winner [N]   int64   seat that won it, -1 = none yet
+    last_hand_number[N]     int64   hand number of the last scored hand, -1 = none yet
+    last_hand_points[N, P]  int64   penalty points the last scored hand gave each seat
+    last_hand_moon  [N, P]  bool    seat shot the moon in it (never when the moon is off)
+    last_hand_won   [N, P]  uint64  cards each seat won in it
+    last_hand_dealt [N, P]  uint64  its hands as dealt, before passing
+    last_hand_dead  [N]     uint64  its dead cards
+    last_hand_history [N, L] int8   its actions in order, as ``history``
+    last_hand_history_seat [N, L] int8
+    last_hand_length [N]    int64   its number of actions
+
+``L = P * (pass_count + hand_size)``, the most actions a hand can take. When a hand ends, the next
+one is dealt in the same step (unless the game is over), so the arrays of the current hand start
+afresh; the ``last_hand_*`` arrays keep the scored hand whole: its deal, every action in order and
+by whom, the cards each seat won and the points, which is all a game record needs.
 
 A game in phase OVER takes no more actions: either the game is decided (``winner`` >= 0) or its
 ``final_hand`` was played (``winner`` stays -1 unless that hand also decided the game). The arrays
-of the last hand (``taken``, ``played``, ...) are kept, so the end of a hand can still be observed.
+of its last hand (``taken``, ``played``, ...) are kept, so the end of the game can still be observed.
 """
 
 from __future__ import annotations
@@ -45,6 +67,11 @@ from .rules import Rules
 PASS, PLAY, OVER = 0, 1, 2
 PHASE_NAMES = ("pass", "play", "over")
 
+def history_length(rules: Rules) -> int:
+    """The most actions one hand can take: every seat's pass picks and cards (``L`` above)."""
+    return rules.num_players * (rules.pass_count + rules.hand_size)
+
+
 def flat(array: np.ndarray) -> np.ndarray:
     """A 1-D view of a state array, for fast ``game * P + seat`` indexing (never a copy)."""
     view = array.view()
@@ -53,9 +80,12 @@ def flat(array: np.ndarray) -> np.ndarray:
 
 
 _ARRAY_FIELDS = (
-    "seed", "hand_number", "phase", "current_player", "scores", "last_hand_points", "last_hand_moon", "dealt",
+    "seed", "hand_number", "phase", "current_player", "scores", "dealt",
     "dead", "hands", "passed", "played", "taken", "voids", "trick", "leader", "num_in_trick",
-    "trick_number", "hearts_broken", "legal", "winner", "final_hand",
+    "trick_number", "hearts_broken", "legal", "winner", "final_hand", "history", "history_seat",
+    "history_length", "hand_over", "last_trick", "last_trick_leader", "last_trick_winner", "last_hand_number",
+    "last_hand_points", "last_hand_moon", "last_hand_won", "last_hand_dealt", "last_hand_dead",
+    "last_hand_history", "last_hand_history_seat", "last_hand_length",
 )
 
 
@@ -69,8 +99,6 @@ class State:
     phase: np.ndarray
     current_player: np.ndarray
     scores: np.ndarray
-    last_hand_points: np.ndarray
-    last_hand_moon: np.ndarray
     dealt: np.ndarray
     dead: np.ndarray
     hands: np.ndarray
@@ -86,21 +114,43 @@ class State:
     legal: np.ndarray
     winner: np.ndarray
     final_hand: np.ndarray
+    history: np.ndarray
+    history_seat: np.ndarray
+    history_length: np.ndarray
+    hand_over: np.ndarray
+    last_trick: np.ndarray
+    last_trick_leader: np.ndarray
+    last_trick_winner: np.ndarray
+    last_hand_number: np.ndarray
+    last_hand_points: np.ndarray
+    last_hand_moon: np.ndarray
+    last_hand_won: np.ndarray
+    last_hand_dealt: np.ndarray
+    last_hand_dead: np.ndarray
+    last_hand_history: np.ndarray
+    last_hand_history_seat: np.ndarray
+    last_hand_length: np.ndarray
 
     @classmethod
     def empty(cls, rules: Rules, batch_size: int) -> "State":
-        n, p = batch_size, rules.num_players
+        n, p, longest = batch_size, rules.num_players, history_length(rules)
         i64 = lambda *shape: np.zeros(shape, dtype=np.int64)  # noqa: E731
         u64 = lambda *shape: np.zeros(shape, dtype=np.uint64)  # noqa: E731
+        none = lambda *shape: np.full(shape, -1, dtype=np.int64)  # noqa: E731
+        no_cards = lambda: np.full((n, longest), -1, dtype=np.int8)  # noqa: E731
         return cls(
             rules=rules, seed=u64(n), hand_number=i64(n), phase=i64(n), current_player=i64(n),
-            scores=i64(n, p), last_hand_points=i64(n, p),
-            last_hand_moon=np.zeros((n, p), dtype=bool), dealt=u64(n, p), dead=u64(n),
+            scores=i64(n, p), dealt=u64(n, p), dead=u64(n),
             hands=u64(n, p), passed=u64(n, p), played=u64(n, p), taken=u64(n, p),
-            voids=np.zeros((n, p, 4), dtype=bool), trick=np.full((n, p), -1, dtype=np.int64),
+            voids=np.zeros((n, p, 4), dtype=bool), trick=none(n, p),
             leader=i64(n), num_in_trick=i64(n), trick_number=i64(n),
-            hearts_broken=np.zeros(n, dtype=bool), legal=u64(n), winner=np.full(n, -1, dtype=np.int64),
-            final_hand=np.full(n, -1, dtype=np.int64),
+            hearts_broken=np.zeros(n, dtype=bool), legal=u64(n), winner=none(n), final_hand=none(n),
+            history=no_cards(), history_seat=no_cards(), history_length=i64(n),
+            hand_over=np.zeros(n, dtype=bool), last_trick=none(n, p), last_trick_leader=none(n),
+            last_trick_winner=none(n), last_hand_number=none(n), last_hand_points=i64(n, p),
+            last_hand_moon=np.zeros((n, p), dtype=bool), last_hand_won=u64(n, p), last_hand_dealt=u64(n, p),
+            last_hand_dead=u64(n), last_hand_history=no_cards(), last_hand_history_seat=no_cards(),
+            last_hand_length=i64(n),
         )
 
     @property

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import hearts_env as he
-from hearts_env import cards, cli, engine, scoring
+from hearts_app import cli
+from hearts_env import cards, engine, scoring
 from hearts_env.observe import decode
 
 from eval import arena, report, stats

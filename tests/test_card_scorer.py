@@ -12,7 +12,7 @@ from agents.card_scorer import CARD_FACT_NAMES, CONTEXT_FACT_NAMES, _constants, 
 from agents.checkpoint import load_net, save
 from agents.policy import PolicyNet, widened
 from hearts_env import cards, engine
-from hearts_env.bench import random_actions
+from hearts_app.bench import random_actions
 from hearts_env.observe import observe
 from tests.scripted import NO_PASS_HAND, game, play
 

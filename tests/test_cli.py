@@ -2,7 +2,8 @@ import json
 
 import pytest
 
-from hearts_env import bench, cli, Rules
+from hearts_app import bench, cli
+from hearts_env import Rules
 
 
 def test_bench_json_reports_every_batch_size(capsys):
@@ -21,12 +22,29 @@ def test_bench_json_reports_every_batch_size(capsys):
 
 
 def test_bench_counts_whole_hands():
-    result = bench.bench_engine(Rules.preset("classic"), 8, seconds=0.2)
-    # A classic hand averages 61 decisions (52 plays, 12 picks on three hands in four).
-    assert 45 < result.decisions_per_s / result.hands_per_s < 80
-    # However short (or starved of CPU) the run, it plays on to the end of a hand: hands/s is never 0.
-    first = bench.bench_engine(Rules.preset("classic"), 8, seconds=0.0)
-    assert first.decisions_per_s / first.hands_per_s == pytest.approx(12 + 52)  # the first hand passes: 3 picks x 4, 52 plays
+    # Counts, not timing, so a loaded machine cannot fail it: decisions/s x seconds and hands/s x
+    # seconds give back the whole numbers the bench counted. The 8 games play in step, so each finished
+    # the same hands; the decisions are those hands' (12 pass picks and 52 plays on three hands in four,
+    # 52 plays on the fourth) plus less than one more hand, as the run stops where the clock says.
+    batch = 8
+
+    def per_hand(hand):
+        return 52 if hand % 4 == 3 else 12 + 52
+
+    for seconds in (0.0, 0.2):
+        result = bench.bench_engine(Rules.preset("classic"), batch, seconds=seconds)
+        hands, decisions = result.hands_per_s * result.seconds, result.decisions_per_s * result.seconds
+        assert hands == pytest.approx(round(hands), abs=1e-6)
+        assert decisions == pytest.approx(round(decisions), abs=1e-6)
+        hands, decisions = round(hands), round(decisions)
+        # However short (or starved of CPU) the run, it plays on to the end of a hand: hands/s is never 0.
+        assert hands >= batch and hands % batch == 0 and decisions % batch == 0
+        finished = hands // batch
+        whole = sum(per_hand(h) for h in range(finished))
+        assert whole <= decisions // batch < whole + per_hand(finished), (seconds, hands, decisions)
+        if seconds == 0.0:  # it stops as soon as the first hand (a passing one) is over
+            assert (hands, decisions) == (batch, batch * (12 + 52))
+            assert result.decisions_per_s / result.hands_per_s == pytest.approx(12 + 52)
 
 
 def test_open_spiel_reference_when_installed():

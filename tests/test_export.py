@@ -1,16 +1,15 @@
-"""Export to game apps: the ONNX file and manifest, seat records, the JavaScript client, the web page.
+"""Export to game apps: the ONNX file and manifest, the JavaScript client, the web page.
 
 One small policy (``PolicyNet(hidden=[32])``, classic rules) is exported once with ``hearts export``
-for the module; every check runs against that export:
+(the ``exported`` fixture, in conftest.py); every check runs against that export:
 
 * the file meets the contract (one file, opset 17, names, types, dynamic batch, metadata) and the
   manifest describes it (sha256, observation layout, rules, provenance);
 * parity: torch, onnxruntime in Python, onnxruntime-node (``clients/js/run_tests.sh``) and the browser
   page (headless Chromium, onnxruntime-web) pick the same cards with probabilities within 1e-5;
 * ``onnx:PATH`` plays the arena exactly like the checkpoint it came from;
-* seat records go through the engine (``hearts_env.seat_record``) and give ``observe``'s vector;
-  impossible records and mismatched manifests are refused with clear errors, in Python and in
-  JavaScript (the JavaScript side is in ``clients/js/test/hearts.test.js``);
+* mismatched manifests are refused with clear errors, in Python and in JavaScript (the JavaScript
+  side is in ``clients/js/test/hearts.test.js``); seat records are tested in tests/test_seat_record.py;
 * the committed fixtures under ``clients/js/test/fixtures`` are still what Python computes.
 """
 
@@ -36,39 +35,14 @@ from agents import make
 from agents.checkpoint import load_net
 from agents.onnx_policy import OnnxPolicyAgent, PolicyManifestError, sha256_file
 from eval import arena, golden
-from eval.export import _exportable, sample_states
-from hearts_env import cli, engine, observe, seat_record
-from hearts_env.seat_record import SeatRecordError
+from eval.export import _exportable
+from hearts_app import cli
+from hearts_env import engine, observe, seat_record
 
 ROOT = Path(__file__).resolve().parents[1]
 CLIENT = ROOT / "clients" / "js"
 FIXTURES = CLIENT / "test" / "fixtures"
 TOL = 1e-5
-
-
-@pytest.fixture(scope="module")
-def exported(tmp_path_factory):
-    """``hearts export`` of a small policy, plus golden vectors, in one folder (made once and shared
-    by the pytest-xdist workers: the export is the slow part)."""
-    from filelock import FileLock  # comes with torch
-
-    shared = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        shared = shared.parent
-    out = shared / "hearts-export"
-    with FileLock(str(shared / "hearts-export.lock")):
-        if not (out / "done").is_file():
-            shutil.rmtree(out, ignore_errors=True)
-            out.mkdir()
-            checkpoint = golden.small_policy(out / "policy.pt")
-            assert cli.main(["export", str(checkpoint), "--out", str(out), "--golden", "6"]) == 0
-            (out / "cli_golden.json").write_text((out / "golden.json").read_text())
-            golden.write_vectors(out, model_records=60)  # more records, other rules, invalid records
-            (out / "done").write_text("ok")
-    return {"dir": out, "checkpoint": out / "policy.pt", "model": out / "policy.onnx", "manifest": out / "policy.json",
-            "cli_golden": json.loads((out / "cli_golden.json").read_text()),
-            "golden": json.loads((out / "golden.json").read_text()),
-            "sample": json.loads((out / "sample_record.json").read_text())}
 
 
 def torch_policy(checkpoint, obs, mask):
@@ -85,6 +59,7 @@ def torch_policy(checkpoint, obs, mask):
 
 def test_export_writes_one_self_contained_onnx_file_and_manifest(exported):
     out = exported["dir"]
+    assert exported["model"] in out.glob("*.onnx")  # the folder looked in is the export's
     assert not list(out.glob("*.data")), "weights must be inside the model file"
     model = onnx.load(str(exported["model"]), load_external_data=False)
     assert all(t.data_location != onnx.TensorProto.EXTERNAL for t in model.graph.initializer)
@@ -189,6 +164,7 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+@pytest.mark.slow
 def test_browser_page_picks_pythons_card(exported, tmp_path):
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if chromium is None:
@@ -301,68 +277,6 @@ def test_a_model_exported_for_another_observation_version_is_refused(exported, t
     (tmp_path / "policy.json").write_text(json.dumps(manifest))
     with pytest.raises(PolicyManifestError, match="exported for v0"):
         OnnxPolicyAgent(tmp_path / "policy.onnx")
-
-
-# ---------------------------------------------------------------------------------------------
-# Seat records
-# ---------------------------------------------------------------------------------------------
-
-
-VARIANTS = [he.Rules.preset("classic"), he.Rules.preset("two_player"), golden.variant_rules()[1]]
-
-
-@pytest.mark.parametrize("rules", VARIANTS, ids=lambda r: r.name)
-def test_records_rebuild_the_engines_observation_and_mask(rules):
-    """Every decision of a few hands: record -> replayed state -> observe == observe of the real game."""
-    checked = placed_differently = 0
-    for state, plays in sample_states(rules, games=2, seed=11, agent="random"):
-        record = seat_record.from_state(state, plays)
-        json.loads(json.dumps(record))  # plain JSON
-        rebuilt, seat = seat_record.to_state(record)
-        assert seat == state.current_player[0]
-        assert np.array_equal(observe.observe(rebuilt, np.array([seat])), observe.observe(state))
-        assert np.array_equal(engine.legal_mask(rebuilt), engine.legal_mask(state))
-        others = [s for s in range(rules.num_players) if s != seat]
-        placed_differently += not np.array_equal(rebuilt.hands[0, others], state.hands[0, others])
-        checked += 1
-    assert checked >= 2 * rules.hand_size
-    # The unseen cards were dealt differently from the real game, and the observation did not care.
-    assert placed_differently > checked // 2
-
-
-def test_the_unseen_cards_respect_what_play_revealed():
-    """A seat that showed a void gets no card of that suit in the rebuilt state."""
-    rules = he.Rules.preset("classic")
-    for state, plays in sample_states(rules, 3, seed=5):
-        if len(plays) < 30:
-            continue
-        rebuilt, seat = seat_record.to_state(seat_record.from_state(state, plays))
-        for s in range(4):
-            for suit in range(4):
-                if rebuilt.voids[0, s, suit]:
-                    assert not rebuilt.hands[0, s] & he.cards.SUIT_BITS[suit]
-
-
-def test_impossible_records_get_clear_errors(exported):
-    invalid = exported["golden"]["invalid"]
-    assert len(invalid) >= 8
-    for case in invalid:
-        with pytest.raises(SeatRecordError, match=re.escape(case["error"])):
-            seat_record.observation(case["record"])
-    with pytest.raises(SeatRecordError, match="not valid JSON"):
-        seat_record.parse("{oops")
-    with pytest.raises(SeatRecordError, match="unknown key"):
-        seat_record.parse({**exported["sample"], "hidden_hands": []})
-
-
-def test_records_accept_card_texts_ids_and_rule_presets(exported):
-    record = exported["sample"]
-    as_ids = {**record, "hand": [he.cards.parse_card(c) for c in record["hand"]],
-              "rules": {"preset": "classic"}}
-    as_text = {**record, "hand": [c.replace("T", "10").lower() for c in record["hand"]]}
-    expected = seat_record.observation(record)
-    assert np.array_equal(seat_record.observation(as_ids), expected)
-    assert np.array_equal(seat_record.observation(as_text), expected)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ from hypothesis import assume, given, settings, strategies as st
 
 import hearts_env as he
 from hearts_env import cards, observe
-from hearts_env.bench import random_actions
+from hearts_app.bench import random_actions
 from hearts_env.engine import _update_legal
 from hearts_env.scoring import card_points
 

@@ -1,6 +1,6 @@
 """``hearts play`` driven as a person would, through a pseudo-terminal (pexpect), and ``hearts replay``.
 
-Each game runs the real command (``python -m hearts_env.cli play --no-color ...``) in a pty, reads
+Each game runs the real command (``python -m hearts_app.cli play --no-color ...``) in a pty, reads
 the screen (the hand rows ``n:card`` with ``*`` on legal cards, the prompts) and types answers.
 """
 
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from hearts_env import cards
-from hearts_env.terminal.game import InputError, parse_choice
+from hearts_app.terminal.game import InputError, parse_choice
 
 pexpect = pytest.importorskip("pexpect")
 
@@ -38,7 +38,7 @@ class Player:
         env = dict(os.environ, PYTHONIOENCODING="utf-8", PYTHONPATH=str(ROOT), TERM="dumb")
         env.pop("NO_COLOR", None)
         self.child = pexpect.spawn(
-            sys.executable, ["-m", "hearts_env.cli", "play", "--no-color", *args],
+            sys.executable, ["-m", "hearts_app.cli", "play", "--no-color", *args],
             cwd=str(tmp_path), env=env, encoding="utf-8", timeout=30, dimensions=(50, 220),
         )
         self.output: list[str] = []
@@ -117,7 +117,7 @@ def play_out(player: Player, kind: str, legal) -> list[int]:
 
 def replay(path: Path, *args: str) -> tuple[int, str]:
     out = pexpect.run(
-        f"{sys.executable} -m hearts_env.cli replay --no-color {' '.join(args)} {path}",
+        f"{sys.executable} -m hearts_app.cli replay --no-color {' '.join(args)} {path}",
         cwd=str(ROOT), env=dict(os.environ, PYTHONIOENCODING="utf-8", PYTHONPATH=str(ROOT)),
         encoding="utf-8", withexitstatus=True, timeout=60,
     )

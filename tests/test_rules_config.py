@@ -1,7 +1,7 @@
 import pytest
 
 from hearts_env import Rules, RulesError
-from hearts_env.cli import load_rules
+from hearts_app.cli import load_rules
 
 
 def test_presets():
@@ -94,5 +94,19 @@ def test_load_rules_bad_input(tmp_path):
 
 def test_shipped_rules_configs_load():
     import pathlib
-    for path in pathlib.Path(__file__).parent.parent.joinpath("configs", "rules").glob("*.yaml"):
+    paths = sorted(pathlib.Path(__file__).parent.parent.joinpath("configs", "rules").glob("*.yaml"))
+    assert paths, "no configs/rules/*.yaml found"
+    for path in paths:
         load_rules(str(path))
+
+
+def test_same_game_ignores_only_the_name():
+    classic = Rules.preset("classic")
+    renamed = classic.replace(name="my table")
+    assert renamed != classic and renamed.same_game(classic) and classic.same_game(renamed)
+    assert classic.same_game("classic") and classic.same_game({"preset": "classic", "name": "x"})
+    assert classic.differences(renamed) == "same options"
+    other = classic.replace(name="classic", moon="subtract_from_self")
+    assert not other.same_game(classic) and not classic.same_game(other)
+    assert classic.differences(other) == "moon: 'add_to_others' vs 'subtract_from_self'"
+    assert not classic.same_game("quick")  # target_score differs

@@ -33,9 +33,10 @@ TINY = ["total_decisions=1500", "num_tables=16", "imitation.decisions=300", "eva
 # ---- config ------------------------------------------------------------------------------------
 
 def test_shipped_configs_validate():
-    for path in (ROOT / "configs").glob("*.yaml"):
-        if path.name.startswith(("ppo_", "smoke")):
-            load_config(path)
+    paths = [p for p in sorted((ROOT / "configs").glob("*.yaml")) if p.name.startswith(("ppo_", "smoke"))]
+    assert paths and any(p.name == "smoke.yaml" for p in paths), "no configs/ppo_*.yaml or smoke.yaml found"
+    for path in paths:
+        load_config(path)
 
 
 @pytest.mark.parametrize("override, word", [
@@ -95,7 +96,8 @@ def test_checkpoint_round_trip_and_agent_spec(tmp_path):
     state = he.init(he.Rules.preset("classic"), 4, seed=1)
     actions = agent.act(observe(state), he.legal_mask(state))
     assert he.legal_mask(state)[np.arange(4), actions].all()
-    assert not list(tmp_path.glob("*.tmp"))  # written atomically, nothing left behind
+    assert list(tmp_path.glob("*.pt")) == [path]  # written atomically, nothing left behind
+    assert not list(tmp_path.glob("*.tmp"))
 
 
 def test_checkpoint_for_other_rules_or_observation_is_refused(tmp_path):
@@ -135,6 +137,7 @@ def test_loading_never_runs_code(tmp_path):
 
 # ---- the CLI end to end ------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_train_smoke_end_to_end(tmp_path):
     done = hearts("train", SMOKE, *TINY, "--runs-dir", str(tmp_path), "--no-progress", timeout=300)
     assert done.returncode == 0, done.stderr
@@ -164,6 +167,7 @@ def test_train_smoke_end_to_end(tmp_path):
     assert stray.returncode == 2 and "unrecognized arguments: stray" in stray.stderr
 
 
+@pytest.mark.slow
 def test_kill_and_resume_ends_like_an_uninterrupted_run(tmp_path):
     settings = ["total_decisions=4000", "num_tables=16", "imitation.teacher=null", "eval_every=0",
                 "checkpoint_every=1", "league.snapshot_every=2"]
@@ -172,7 +176,7 @@ def test_kill_and_resume_ends_like_an_uninterrupted_run(tmp_path):
     expected = json.loads(straight.stdout)
 
     runs = tmp_path / "b"
-    process = subprocess.Popen([sys.executable, "-m", "hearts_env.cli", "train", SMOKE, *settings,
+    process = subprocess.Popen([sys.executable, "-m", "hearts_app.cli", "train", SMOKE, *settings,
                                 "--runs-dir", str(runs), "--no-progress"], cwd=ROOT,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     latest = runs / "smoke" / "checkpoints" / "latest.pt"

@@ -24,7 +24,7 @@ kept decisions keep the student's own odds; plus a value fit. Held-out agreement
 the teacher's best card and regret (teacher points lost per decision; passes and card plays apart
 where passes are labelled) are reported. The result is a normal policy checkpoint.
 
-Command line: ``hearts distill collect|fit ...`` (``train/distill_cli.py``).
+Command line: ``hearts distill collect|fit ...`` (``hearts_app/distill_cli.py``).
 """
 
 from __future__ import annotations
@@ -36,12 +36,15 @@ from pathlib import Path
 
 import numpy as np
 
-from hearts_env import deal, engine
-from hearts_env.observe import OBS_DIM, observe
+from hearts_env import deal, engine, loop
+from hearts_env.observe import OBS_DIM
 from hearts_env.rules import Rules
 from hearts_env.state import PLAY, State
 
 from .config import REWARD_SCALE
+
+
+OTHERS, STUDENT = 0, 1  # the agents at a label-collection table, by index
 
 
 def collect_shard(student_path: str, out: Path, hands: int, seed: int, tables: int = 256,
@@ -92,38 +95,34 @@ def collect_shard(student_path: str, out: Path, hands: int, seed: int, tables: i
                                        rng.integers(len(rules_value.pass_cycle), size=n), single_hand=True)
         learner = rng.integers(rules_value.num_players, size=n)
         obs_rows, mask_rows, value_rows, kept_rows, is_pass_rows, branches = [], [], [], [], [], []
-        while not state.done.all():
-            live = ~state.done
-            obs, mask = observe(state), engine.legal_mask(state)
-            mine = live & (state.current_player == learner)
-            actions = np.zeros(n, dtype=np.int64)
-            theirs = live & ~mine
-            if theirs.any():
-                actions[theirs] = others.act(obs[theirs], mask[theirs])
-            if mine.any():
-                actions[mine] = student.act(obs[mine], mask[mine])
-                chooses = mine & (mask.sum(axis=1) > 1)
-                to_label = np.where(state.phase == PLAY, label_plays, label_passes)
-                kept = (chooses & ~to_label).nonzero()[0]
-                if kept.size:  # kept as they are: the student's own odds
-                    kept_rows.append((obs[kept].astype(np.float16), np.packbits(mask[kept], axis=1),
-                                      policy_probs(student.net, obs[kept], mask[kept])))
-                chooses &= to_label
-                if teacher == "rollout":  # valued at the end of the batch, all together
-                    ask = chooses.nonzero()[0]
-                    if ask.size:
-                        branches.append(branch(state, ask, mask[ask]))
-                        obs_rows.append(obs[ask].astype(np.float16))
-                        mask_rows.append(np.packbits(mask[ask], axis=1))
-                        is_pass_rows.append(state.phase[ask] != PLAY)
-                else:
-                    ask = chooses.nonzero()[0]
-                    for part in np.array_split(ask, max(1, -(-ask.size // 64))):
-                        if part.size:
-                            value_rows.append(search.card_values(obs[part], mask[part]).astype(np.float32))
-                            obs_rows.append(obs[part].astype(np.float16))
-                            mask_rows.append(np.packbits(mask[part], axis=1))
-            engine.step_inplace(state, actions, live)
+
+        def label(step: loop.Decisions) -> None:
+            mine = step.agent == STUDENT
+            chooses = mine & (step.mask.sum(axis=1) > 1)
+            to_label = np.where(step.state.phase[step.rows] == PLAY, label_plays, label_passes)
+            kept = (chooses & ~to_label).nonzero()[0]
+            if kept.size:  # kept as they are: the student's own odds
+                obs, mask = step.observation[kept], step.mask[kept]
+                kept_rows.append((obs.astype(np.float16), np.packbits(mask, axis=1),
+                                  policy_probs(student.net, obs, mask)))
+            ask = (chooses & to_label).nonzero()[0]
+            if not ask.size:
+                return
+            obs, mask = step.observation[ask], step.mask[ask]
+            if teacher == "rollout":  # valued at the end of the batch, all together
+                branches.append(branch(step.state, step.rows[ask], step.games[ask], mask))
+                obs_rows.append(obs.astype(np.float16))
+                mask_rows.append(np.packbits(mask, axis=1))
+                is_pass_rows.append(step.state.phase[step.rows[ask]] != PLAY)
+            else:
+                for part in np.array_split(np.arange(ask.size), max(1, -(-ask.size // 64))):
+                    if part.size:
+                        value_rows.append(search.card_values(obs[part], mask[part]).astype(np.float32))
+                        obs_rows.append(obs[part].astype(np.float16))
+                        mask_rows.append(np.packbits(mask[part], axis=1))
+
+        seating = np.where(np.arange(rules_value.num_players)[None, :] == learner[:, None], STUDENT, OTHERS)
+        loop.play(state, [others, student], seating, on_decision=label)
         if branches:  # all of this batch's branches finish together: one large batch is fastest
             value_rows.append(rollout_values(branches, learner, student, others))
         if obs_rows:
@@ -140,11 +139,12 @@ def collect_shard(student_path: str, out: Path, hands: int, seed: int, tables: i
     return examples
 
 
-def branch(state, games: np.ndarray, mask: np.ndarray):
-    """For each decision ``games[i]`` (its legal cards ``mask[i]``), a copy of the game per legal
-    card with that card played: ``(states, decision index, card)``."""
+def branch(state, rows: np.ndarray, games: np.ndarray, mask: np.ndarray):
+    """For each decision (row ``rows[i]`` of ``state``, game ``games[i]``, its legal cards
+    ``mask[i]``), a copy of the game per legal card with that card played:
+    ``(states, games, decision index, card)``."""
     decision, card = np.nonzero(mask)
-    states = state.take(games[decision])
+    states = state.take(rows[decision])
     engine.step_inplace(states, card)
     return states, games, decision, card
 
@@ -351,7 +351,7 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
     if hidden is not None or card_scorer is not None:  # an exact copy when the sizes match; a ValueError naming both when they cannot grow
         net = widened(net, hidden if hidden is not None else net.hidden, card_scorer)
     shards = load_shards(data)
-    if Rules.from_dict(shards["rules"]) != Rules.from_dict(meta["rules"]):
+    if not Rules.from_dict(shards["rules"]).same_game(Rules.from_dict(meta["rules"])):
         raise ValueError(f"the shards in {data} were collected under other rules than {start_path} plays")
     obs_t, mask_t = torch.as_tensor(shards["obs"]), torch.as_tensor(shards["mask"])
     # Rounds of millions of decisions: the large arrays are changed in place rather than copied.

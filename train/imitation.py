@@ -14,34 +14,23 @@ from torch import nn
 
 from agents import make
 from agents.policy import PolicyNet
-from hearts_env import deal, engine
-from hearts_env.observe import observe
+from hearts_env import deal, engine, loop
 from hearts_env.rules import Rules
 
 from .config import REWARD_SCALE, TrainConfig
 
 
-def teacher_round(teacher, rules: Rules, tables: int, seed: int, rng: np.random.Generator):
+def teacher_round(teacher, rules: Rules, num_tables: int, seed: int, rng: np.random.Generator):
     """One hand at every table played by ``teacher``: (obs, mask, action, value target) arrays."""
-    state = engine.init_from_seeds(rules, deal.game_seeds(seed, tables),
-                                   rng.integers(len(rules.pass_cycle), size=tables), single_hand=True)
-    obs_rows, mask_rows, actions, table_of, seat_of = [], [], [], [], []
-    while not state.done.all():
-        live = ~state.done
-        obs, mask = observe(state)[live], engine.legal_mask(state)[live]
-        act = teacher.act(obs, mask)
-        full = np.zeros(tables, dtype=np.int64)
-        full[live] = act
-        obs_rows.append(obs)
-        mask_rows.append(mask)
-        actions.append(act)
-        table_of.append(np.flatnonzero(live))
-        seat_of.append(state.current_player[live])
-        engine.step_inplace(state, full, live)
-    table_of, seat_of = np.concatenate(table_of), np.concatenate(seat_of)
+    state = engine.init_from_seeds(rules, deal.game_seeds(seed, num_tables),
+                                   rng.integers(len(rules.pass_cycle), size=num_tables), single_hand=True)
+    steps: list[loop.Decisions] = []
+    loop.play(state, [teacher], np.zeros(rules.num_players, dtype=np.int64), on_decision=steps.append)
+    table_of = np.concatenate([step.games for step in steps])
+    seat_of = np.concatenate([step.seat for step in steps])
     target = -state.last_hand_points[table_of, seat_of] * REWARD_SCALE
-    return (np.concatenate(obs_rows), np.concatenate(mask_rows), np.concatenate(actions),
-            target.astype(np.float32))
+    return (np.concatenate([step.observation for step in steps]), np.concatenate([step.mask for step in steps]),
+            np.concatenate([step.action for step in steps]), target.astype(np.float32))
 
 
 def imitate(net: PolicyNet, rules: Rules, config: TrainConfig, device: torch.device, log=print) -> dict[str, float]:

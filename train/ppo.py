@@ -32,7 +32,8 @@ from torch import nn
 from agents.checkpoint import CheckpointError, load, load_net, save
 from agents.policy import PolicyAgent, PolicyNet, widened
 from hearts_env import deal, engine
-from hearts_env.observe import OBS_DIM, observe
+from hearts_env import loop
+from hearts_env.observe import OBS_DIM
 from hearts_env.rules import Rules
 
 from .config import REWARD_SCALE, TrainConfig
@@ -91,39 +92,27 @@ def collect(net: PolicyNet, league: League, rules: Rules, config: TrainConfig, i
     logp_buf = np.zeros((slots, longest), dtype=np.float32)
     value_buf = np.zeros((slots, longest), dtype=np.float32)
     count = np.zeros(slots, dtype=np.int64)
-    rows = np.arange(tables)
-    decisions = 0
+    current = _Learner(net, device, generator)
 
+    def remember(step: loop.Decisions) -> None:
+        mine = step.agent == 0
+        if not mine.any():
+            return
+        slot = slot_of[step.games[mine], step.seat[mine]]
+        k = count[slot]
+        obs_buf[slot, k] = step.observation[mine]
+        mask_buf[slot, k] = step.mask[mine]
+        action_buf[slot, k] = step.action[mine]
+        logp_buf[slot, k] = current.logp
+        value_buf[slot, k] = current.value
+        count[slot] += 1
+
+    # Agent 0 is the current policy; the league's other seats follow in the order of their codes.
+    codes = np.unique(seats[seats != CURRENT])
+    agents = [current] + [league.agent(int(code)) for code in codes]
+    seating = np.where(seats == CURRENT, 0, 1 + np.searchsorted(codes, seats))
     net.eval()
-    while not state.done.all():
-        live = ~state.done
-        seat = np.maximum(state.current_player, 0)
-        code = seats[rows, seat]
-        obs = observe(state)
-        mask = engine.legal_mask(state)
-        actions = np.zeros(tables, dtype=np.int64)
-        mine = live & (code == CURRENT)
-        if mine.any():
-            with torch.no_grad():
-                logits, value = net(torch.as_tensor(obs[mine], device=device),
-                                    torch.as_tensor(mask[mine], device=device))
-                probs = torch.softmax(logits, dim=-1).cpu()
-                chosen = torch.multinomial(probs, 1, generator=generator).squeeze(-1)
-                logp = torch.log(probs.gather(1, chosen[:, None]).squeeze(1).clamp_min(1e-12))
-            slot = slot_of[rows[mine], seat[mine]]
-            k = count[slot]
-            obs_buf[slot, k] = obs[mine]
-            mask_buf[slot, k] = mask[mine]
-            action_buf[slot, k] = chosen.numpy()
-            logp_buf[slot, k] = logp.numpy()
-            value_buf[slot, k] = value.cpu().numpy()
-            count[slot] += 1
-            actions[mine] = chosen.numpy()
-        for other in np.unique(code[live & ~mine]):
-            theirs = live & (code == other)
-            actions[theirs] = league.agent(int(other)).act(obs[theirs], mask[theirs])
-        engine.step_inplace(state, actions, live)
-        decisions += int(live.sum())
+    decisions = loop.play(state, agents, seating, on_decision=remember)
 
     points = state.last_hand_points.astype(np.float64)  # [tables, P]
     if config.reward == "relative":
@@ -143,6 +132,27 @@ def collect(net: PolicyNet, league: League, rules: Rules, config: TrainConfig, i
         moons_made=float(shooter[learner].mean()) if learner.any() else 0.0,
         moons_suffered=float((moon[:, None] & ~shooter)[learner].mean()) if learner.any() else 0.0,
     )
+
+
+class _Learner:
+    """The current policy as an agent that samples its actions and keeps their log-probabilities
+    and values (of its last call) for the rollout buffers."""
+
+    name = "current"
+
+    def __init__(self, net: PolicyNet, device: torch.device, generator: torch.Generator):
+        self.net, self.device, self.generator = net, device, generator
+        self.logp = self.value = None
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
+        with torch.no_grad():
+            logits, value = self.net(torch.as_tensor(observation, device=self.device),
+                                     torch.as_tensor(action_mask, device=self.device))
+            probs = torch.softmax(logits, dim=-1).cpu()
+            chosen = torch.multinomial(probs, 1, generator=self.generator).squeeze(-1)
+            logp = torch.log(probs.gather(1, chosen[:, None]).squeeze(1).clamp_min(1e-12))
+        self.logp, self.value = logp.numpy(), value.cpu().numpy()
+        return chosen.numpy()
 
 
 def gae(values: np.ndarray, count: np.ndarray, reward: np.ndarray, gamma: float, lam: float) -> np.ndarray:
@@ -220,8 +230,12 @@ class Run:
     """A training run in ``runs/<run_name>``: everything needed to resume lives in that folder."""
 
     def __init__(self, config: TrainConfig, runs_dir: str | Path = "runs", resume: bool = False,
-                 device: str | None = None, progress: bool = True, log=print):
+                 device: str | None = None, progress: bool = True, log=print, evaluate=None):
+        """``evaluate(agent, config) -> {opponent: points per hand}`` measures the policy every
+        ``eval_every`` iterations (the command passes the arena's head-to-head; training itself
+        does not depend on the evaluation package)."""
         self.config = config
+        self.evaluator = evaluate
         self.rules = config.rules_value
         self.dir = Path(runs_dir) / config.run_name
         self.device = pick_device(device or config.device)
@@ -268,7 +282,7 @@ class Run:
     def _restore(self, path: Path) -> None:
         payload = load(path)
         meta = payload["meta"]
-        if Rules.from_dict(meta["rules"]) != self.rules:
+        if not Rules.from_dict(meta["rules"]).same_game(self.rules):
             raise ValueError(f"{path} belongs to a run with other rules; resume it with its own config")
         self.net.load_state_dict(payload["model"])
         self.optimizer.load_state_dict(payload["optimizer"])
@@ -381,18 +395,14 @@ class Run:
         return summary
 
     def evaluate(self) -> dict[str, float]:
-        """Arena head-to-head of the current (greedy) policy against each eval opponent."""
+        """Points per hand of the current (greedy) policy against each eval opponent, measured by
+        the ``evaluate`` function the run was given (none: no evaluation)."""
         import copy
 
-        from eval import arena
-
+        if self.evaluator is None or not self.config.eval_opponents:
+            return {}
         agent = PolicyAgent(copy.deepcopy(self.net).cpu(), name="current")
-        out = {}
-        for opponent in self.config.eval_opponents:
-            result = arena.head_to_head(("current", agent), opponent, self.rules, deals=self.config.eval_deals,
-                                        seed=self.config.seed, workers=1, progress=False)
-            out[opponent] = float(result.row("current")["points_per_hand"]["mean"])
-        return out
+        return self.evaluator(agent, self.config)
 
 
 def hyperparameter_table(config: TrainConfig) -> str:

@@ -1,0 +1,275 @@
+"""Throughput of the engine and the environments, with OpenSpiel's ``hearts`` beside them.
+
+``hearts bench`` measures, for a fixed time each:
+
+* ``engine``: uniformly random legal actions (passing included) at each batch size;
+* ``engine+obs``: the same with an observation v1 and a legal mask built for every decision;
+* ``aec_env``: the PettingZoo AEC env, one game, ``last()`` + ``step`` per decision;
+* ``vector_env``: the Gymnasium vector env (learner at seat 0, random opponents, every
+  opponent decision observed too) at the largest batch size; its decisions/s are the
+  learner's steps/s;
+* ``agent:SPEC``: moves/s of each agent (random, easy, normal, hard) deciding for a batch of
+  observations taken from random mid-hand states (its decisions/s column);
+* ``open_spiel`` / ``open_spiel+obs``: OpenSpiel's ``hearts`` driven by a Python loop, without and
+  with ``information_state_tensor`` on every decision (only when ``pyspiel`` is installed).
+
+Hands/s counts finished hands, decisions/s every action of every seat (12 pass picks on three
+hands in four, 52 plays). Games are played with the target score out of reach, so batches stay
+full and the figures are steady-state rates. Peak memory of the engine rows is measured in a
+separate short run with tracemalloc (it slows the loop, so it is not timed).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+import tracemalloc
+import warnings
+from typing import Callable
+
+import numpy as np
+
+from hearts_env import cards, engine
+from hearts_env.observe import OBS_DIM, observe
+from hearts_env.rules import Rules
+
+DEFAULT_BATCH_SIZES = (1, 64, 1024, 8192)
+
+
+@dataclasses.dataclass
+class BenchResult:
+    name: str
+    batch_size: int
+    hands_per_s: float
+    decisions_per_s: float
+    seconds: float
+    peak_memory_mb: float | None = None
+
+
+def random_actions(legal: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One uniformly random card of each legal set (0 for empty sets)."""
+    choice = rng.integers(0, np.maximum(cards.count(legal), 1))
+    return cards.nth_card(legal, choice)
+
+
+def _endless(rules: Rules) -> Rules:
+    return rules.replace(target_score=10**9)
+
+
+def _timed(step: Callable[[], int], seconds: float, finished: Callable[[], bool] = lambda: True) -> tuple[int, float]:
+    """Call ``step`` (returning decisions made) until ``seconds`` pass and ``finished()`` (e.g. a
+    whole hand was played, so a hands/s figure is never a zero from a short or starved run);
+    (decisions, elapsed)."""
+    decisions = 0
+    start = time.perf_counter()
+    while True:
+        decisions += step()
+        elapsed = time.perf_counter() - start
+        if elapsed >= seconds and finished():
+            return decisions, elapsed
+
+
+def bench_engine(rules: Rules, batch_size: int, seconds: float, seed: int = 0, with_obs: bool = False) -> BenchResult:
+    state = engine.init(_endless(rules), batch_size, seed)
+    rng = np.random.default_rng(seed)
+    buffer = np.zeros((batch_size, OBS_DIM), dtype=np.float32)
+    first_hand = state.hand_number.copy()
+
+    def step() -> int:
+        if with_obs:
+            observe(state, out=buffer)
+            engine.legal_mask(state)
+        engine.step_inplace(state, random_actions(state.legal, rng))
+        return batch_size
+
+    decisions, elapsed = _timed(step, seconds, finished=lambda: bool((state.hand_number > first_hand).any()))
+    hands = int((state.hand_number - first_hand).sum())
+    name = "engine+obs" if with_obs else "engine"
+    return BenchResult(name, batch_size, hands / elapsed, decisions / elapsed, elapsed)
+
+
+def peak_memory_mb(rules: Rules, batch_size: int, steps: int = 130, seed: int = 0, with_obs: bool = False) -> float:
+    """Peak NumPy/Python memory of playing ``steps`` decisions at this batch size, in MiB."""
+    tracemalloc.start()
+    try:
+        state = engine.init(_endless(rules), batch_size, seed)
+        rng = np.random.default_rng(seed)
+        for _ in range(steps):
+            if with_obs:
+                observe(state)
+                engine.legal_mask(state)
+            engine.step_inplace(state, random_actions(state.legal, rng))
+        return tracemalloc.get_traced_memory()[1] / 2**20
+    finally:
+        tracemalloc.stop()
+
+
+def bench_aec(rules: Rules, seconds: float, seed: int = 0) -> BenchResult:
+    """The PettingZoo AEC env, one game, hand episodes, random legal actions from the mask."""
+    from hearts_env.aec import raw_env
+
+    env = raw_env(rules=rules)
+    env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    hands = 0
+
+    def episode() -> int:
+        nonlocal hands
+        env.reset()
+        made = 0
+        for _ in env.agent_iter():
+            obs, _, terminated, truncated, _ = env.last()
+            if terminated or truncated:
+                env.step(None)
+                continue
+            legal = np.flatnonzero(obs["action_mask"])
+            env.step(int(legal[rng.integers(legal.size)]))
+            made += 1
+        hands += 1
+        return made
+
+    decisions, elapsed = _timed(episode, seconds)
+    return BenchResult("aec_env", 1, hands / elapsed, decisions / elapsed, elapsed)
+
+
+def bench_vector(rules: Rules, num_envs: int, seconds: float, seed: int = 0) -> BenchResult:
+    """The Gymnasium vector env: learner at seat 0 acting randomly, random opponents.
+
+    Its decisions/s are the learner's env steps per second (each also runs the opponents'
+    observed decisions up to the learner's next turn).
+    """
+    from hearts_env.gym import HeartsVectorEnv
+
+    env = HeartsVectorEnv(num_envs=num_envs, rules=rules, opponents="random")
+    _, info = env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    hands = 0
+
+    def step() -> int:
+        nonlocal hands, info
+        legal = cards.from_mask(info["action_mask"].astype(bool))
+        _, _, terminated, _, info = env.step(random_actions(legal, rng))
+        hands += int(terminated.sum())
+        return num_envs
+
+    steps, elapsed = _timed(step, seconds, finished=lambda: hands > 0)
+    return BenchResult("vector_env", num_envs, hands / elapsed, steps / elapsed, elapsed)
+
+
+def bench_agents(rules: Rules, specs: list[str], batch_size: int, seconds: float, seed: int = 0) -> list[BenchResult]:
+    """Moves/s of each agent deciding for a batch of observations from random mid-hand states."""
+    from agents import make  # imported only here: agents may import heavy libraries
+
+    state = engine.init(_endless(rules), batch_size, seed)
+    rng = np.random.default_rng(seed)
+    samples = []
+    for step in range(64):  # states spread over a hand: passing, early and late tricks
+        if step % 8 == 0:
+            samples.append((observe(state), engine.legal_mask(state)))
+        engine.step_inplace(state, random_actions(state.legal, rng))
+    results = []
+    for spec in specs:
+        agent = make(spec, seed=seed)
+        calls = 0
+
+        def decide() -> int:
+            nonlocal calls
+            obs, mask = samples[calls % len(samples)]
+            agent.act(obs, mask)
+            calls += 1
+            return batch_size
+
+        moves, elapsed = _timed(decide, seconds)
+        results.append(BenchResult(f"agent:{spec}", batch_size, 0.0, moves / elapsed, elapsed))
+    return results
+
+
+def bench_open_spiel(seconds: float, seed: int = 0, with_obs: bool = False) -> BenchResult | None:
+    """OpenSpiel ``hearts`` random play, or None when ``pyspiel`` is not installed."""
+    try:
+        import pyspiel
+    except ImportError:
+        return None
+    import random
+
+    game = pyspiel.load_game("hearts")
+    rng = random.Random(seed)
+    hands = 0
+
+    def hand() -> int:
+        nonlocal hands
+        state = game.new_initial_state()
+        made = 0
+        while not state.is_terminal():
+            if state.is_chance_node():
+                outcomes, probs = zip(*state.chance_outcomes())
+                state.apply_action(rng.choices(outcomes, probs)[0])
+            else:
+                if with_obs:
+                    state.information_state_tensor(state.current_player())
+                state.apply_action(rng.choice(state.legal_actions()))
+                made += 1
+        hands += 1
+        return made
+
+    decisions, elapsed = _timed(hand, seconds)
+    name = "open_spiel+obs" if with_obs else "open_spiel"
+    return BenchResult(name, 1, hands / elapsed, decisions / elapsed, elapsed)
+
+
+def run(
+    rules: Rules,
+    batch_sizes=DEFAULT_BATCH_SIZES,
+    seconds: float = 3.0,
+    with_open_spiel: bool = True,
+    with_envs: bool = True,
+    agent_specs: tuple[str, ...] = ("random", "easy", "normal", "hard"),
+    progress=None,
+) -> list[BenchResult]:
+    say = progress or (lambda message: None)
+    results = []
+    for with_obs in (False, True):
+        for n in batch_sizes:
+            label = "engine+obs" if with_obs else "engine"
+            say(f"{label} batch {n}")
+            bench_engine(rules, n, min(0.3, seconds), with_obs=with_obs)  # warm-up
+            result = bench_engine(rules, n, seconds, with_obs=with_obs)
+            result.peak_memory_mb = peak_memory_mb(rules, n, with_obs=with_obs)
+            results.append(result)
+    if with_envs:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            say("PettingZoo AEC env")
+            results.append(bench_aec(rules, seconds))
+            say(f"Gymnasium vector env, {max(batch_sizes)} games")
+            results.append(bench_vector(rules, max(batch_sizes), seconds))
+    if agent_specs:
+        say(f"agents {', '.join(agent_specs)} at batch {max(batch_sizes)}")
+        results.extend(bench_agents(rules, list(agent_specs), max(batch_sizes), seconds))
+    if with_open_spiel and rules.num_players == 4:
+        for with_obs in (False, True):
+            say("OpenSpiel hearts" + (" with information_state_tensor" if with_obs else ""))
+            reference = bench_open_spiel(seconds, with_obs=with_obs)
+            if reference is not None:
+                results.append(reference)
+    return results
+
+
+def format_table(results: list[BenchResult], rules: Rules) -> str:
+    rows = [f"random play, rules '{rules.name}' (passing included)", ""]
+    rows.append(f"{'measure':<15} {'batch':>6} {'hands/s':>12} {'decisions/s':>14} {'peak MiB':>9}")
+    for r in results:
+        mem = "" if r.peak_memory_mb is None else f"{r.peak_memory_mb:9.1f}"
+        hands = "" if r.name.startswith("agent:") else f"{r.hands_per_s:,.0f}"
+        rows.append(f"{r.name:<15} {r.batch_size:>6} {hands:>12} {r.decisions_per_s:>14,.0f} {mem}")
+    by_name = {}
+    for r in results:
+        by_name.setdefault(r.name, []).append(r)
+    rows.append("")
+    for ours, theirs in (("engine", "open_spiel"), ("engine+obs", "open_spiel+obs")):
+        if ours in by_name and theirs in by_name:
+            best = max(r.hands_per_s for r in by_name[ours])
+            rows.append(f"best {ours} / {theirs} hands/s: {best / by_name[theirs][0].hands_per_s:.1f}x")
+    if "open_spiel" not in by_name:
+        rows.append("open_spiel not measured (not installed, or rules are not four-player)")
+    return "\n".join(rows)

@@ -1,0 +1,263 @@
+"""The ``hearts`` command: ``hearts demo`` (the README's main job), ``hearts bench`` and ``hearts arena``.
+
+Rules are chosen with ``--rules`` (a preset name or a YAML/JSON file) and single options changed
+with ``--rule key=value`` (repeatable), e.g. ``--rule moon=subtract_from_self``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from hearts_env import engine, render
+from hearts_env.rules import PRESETS, Rules, RulesError
+from hearts_env.settings_files import apply_overrides, read_mapping
+
+from . import bench
+from .errors import UsageError
+
+
+def load_rules(spec: str, overrides: list[str] | None = None) -> Rules:
+    """Rules from a preset name or a YAML/JSON file, with ``key=value`` overrides."""
+    if spec in PRESETS:
+        data: dict = {"preset": spec}
+    elif Path(spec).is_file():
+        data = read_mapping(spec, RulesError, "rules")
+    else:
+        raise RulesError(f"--rules {spec!r} is neither a preset ({', '.join(PRESETS)}) nor a file")
+    apply_overrides(data, overrides, RulesError, "moon=subtract_from_self", label="--rule")
+    return Rules.from_dict(data)
+
+
+def _add_rules_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--rules", default="classic", help=f"preset ({', '.join(PRESETS)}) or a YAML/JSON file")
+    parser.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE", help="override one option")
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    rules = load_rules(args.rules, args.rule)
+    sizes = [int(s) for s in args.batch_sizes.split(",")]
+    say = None if args.json else (lambda msg: print(f"measuring {msg} ...", file=sys.stderr, flush=True))
+    specs = tuple(a for a in args.agents.split(",") if a)
+    results = bench.run(rules, sizes, args.seconds, with_open_spiel=not args.no_open_spiel,
+                        with_envs=not args.no_envs, agent_specs=specs, progress=say)
+    if args.json:
+        print(json.dumps({
+            "rules": rules.name,
+            "seconds_per_measurement": args.seconds,
+            "results": [r.__dict__ for r in results],
+        }))
+    else:
+        print(bench.format_table(results, rules))
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """Play one random game, showing the table at a few moments, then run the benchmark."""
+    rules = load_rules(args.rules, args.rule)
+    state = engine.init(rules, 1, seed=args.seed)
+    rng = np.random.default_rng(args.seed)
+    print(f"A random-play game of '{rules.name}' (seed {args.seed}):\n")
+    print(render.render(state))
+    hand = 0
+    while not state.done[0]:
+        state = engine.step(state, bench.random_actions(state.legal, rng))
+        if state.hand_number[0] != hand or state.done[0]:
+            print(f"\nhand {hand + 1} gave {state.last_hand_points[0].tolist()}; totals {state.scores[0].tolist()}")
+            hand = int(state.hand_number[0])
+    print("\n" + render.render(state))
+    if args.no_bench:
+        return 0
+    print("\nBenchmark:")
+    args.json = False
+    return cmd_bench(args)
+
+
+def cmd_arena(args: argparse.Namespace) -> int:
+    """Play agents on fixed duplicate deals and report mean penalty points per hand."""
+    from eval import arena, report
+    from eval.deals import DealSet, DealSetError
+
+    rules = load_rules(args.rules, args.rule)
+    try:
+        plan = _arena_plan(args, rules)
+        if args.deal_set:
+            deals = DealSet.load(args.deal_set, rules=rules)
+            if args.deals is not None:
+                if args.deals > len(deals):
+                    raise UsageError(
+                        f"--deals {args.deals}: the deal set {args.deal_set} holds only {len(deals)} deals"
+                    )
+                deals = deals.subset(0, args.deals)
+        else:
+            n = args.deals
+            if n is None:  # the default leaderboard keeps to about 2,000 deal-tables, a few seconds
+                n = ARENA_DEFAULT_DEALS
+                if not args.agents:
+                    n = max(200, ARENA_LEADERBOARD_DEAL_TABLES // len(plan.tables))
+            if n < 1:
+                raise UsageError(f"--deals must be at least 1, got {n}")
+            deals = DealSet.generate(rules, n, args.seed)
+        if args.save_deal_set:
+            saved = deals.save(args.save_deal_set)
+            print(f"deal set saved to {saved}", file=sys.stderr)
+        result = arena.run(
+            plan, deals, seed=args.seed, workers=args.workers, records=args.records,
+            progress=not args.no_progress, half_width=args.half_width, deal_set_path=args.deal_set,
+        )
+    except (arena.ArenaError, arena.AgentSpecError, DealSetError) as err:
+        raise UsageError(str(err)) from None
+    result.meta["command"] = "hearts " + " ".join(_quote(a) for a in (args.argv or []))
+    if args.out:
+        paths = report.write_all(result, args.out)
+        print(f"results written to {', '.join(str(p) for p in paths.values())}", file=sys.stderr)
+    if args.records:
+        print(f"game records written to {args.records}", file=sys.stderr)
+    if args.json:
+        print(result.to_json())
+    else:
+        report.print_terminal(result)
+    return 0
+
+
+ARENA_DEFAULT_DEALS = 1000
+ARENA_LEADERBOARD_DEAL_TABLES = 2000
+
+
+def _arena_plan(args: argparse.Namespace, rules: Rules):
+    """Which format and line-up the arguments ask for (see ``hearts arena --help``)."""
+    from agents import builtin
+    from eval import arena
+
+    agents = list(args.agents)
+    fmt = args.format
+    kw = {"episode": args.episode, "seating": args.seating}
+    if not agents:  # the default: a short leaderboard of the built-in bots
+        pool = builtin(rules)  # the named agents that play these rules
+        if fmt in (None, "roundrobin") and len(pool) >= 2:
+            return arena.round_robin_plan(rules, pool, seed=args.seed, **kw)
+        agents = pool[:1] or ["random"]
+    if fmt is None:
+        fmt = "head2head" if args.vs is not None or len(agents) == 1 else "roundrobin"
+    if fmt == "head2head":
+        return arena.head_to_head_plan(rules, agents, args.vs or "random", **kw)
+    if fmt == "table":
+        return arena.table_plan(rules, agents, fill=args.vs, **kw)
+    if args.vs is not None:
+        raise UsageError("--vs goes with --format head2head or table, not roundrobin")
+    return arena.round_robin_plan(rules, agents, seed=args.seed, **kw)
+
+
+def _quote(arg: str) -> str:
+    import shlex
+
+    return shlex.quote(arg)
+
+
+#: Modules adding subcommands (``train``, ``play``, ...), imported when the parser is built.
+COMMAND_MODULES: list[str] = ["hearts_app.train_cli", "hearts_app.distill_cli", "hearts_app.terminal.cli",
+                              "hearts_app.export_cli"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="hearts", description="Hearts Lab: rules engine and tools.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    bench_parser = sub.add_parser("bench", help="random-play throughput (vs OpenSpiel when installed)")
+    _add_rules_arguments(bench_parser)
+    bench_parser.add_argument("--batch-sizes", default=",".join(map(str, bench.DEFAULT_BATCH_SIZES)))
+    bench_parser.add_argument("--seconds", type=float, default=3.0, help="time per measurement")
+    bench_parser.add_argument("--no-open-spiel", action="store_true", help="skip the OpenSpiel reference")
+    bench_parser.add_argument("--no-envs", action="store_true", help="skip the AEC and vector env measurements")
+    bench_parser.add_argument("--agents", default="random,easy,normal,hard", help="agents to time ('' for none)")
+    bench_parser.add_argument("--json", action="store_true", help="print one JSON object")
+    bench_parser.set_defaults(func=cmd_bench)
+
+    demo = sub.add_parser("demo", help="a random-play game, then the benchmark")
+    _add_rules_arguments(demo)
+    demo.add_argument("--seed", type=int, default=0)
+    demo.add_argument("--no-bench", action="store_true")
+    demo.add_argument("--batch-sizes", default=",".join(map(str, bench.DEFAULT_BATCH_SIZES)))
+    demo.add_argument("--seconds", type=float, default=2.0)
+    demo.add_argument("--no-open-spiel", action="store_true")
+    demo.add_argument("--no-envs", action="store_true")
+    demo.add_argument("--agents", default="random,easy,normal,hard")
+    demo.set_defaults(func=cmd_demo)
+
+    arena = sub.add_parser(
+        "arena",
+        help="benchmark agents on fixed duplicate deals (mean penalty points per hand)",
+        description=(
+            "Play agents on a fixed set of deals, each deal replayed with the line-up rotated so every "
+            "agent sits in every seat with the same cards; report mean penalty points per hand (lower is "
+            "better) with 95% intervals over deals and paired differences. With no AGENT: a short "
+            "leaderboard of the built-in bots. One AGENT: head-to-head against three copies of --vs "
+            "(default random). Several AGENTs: a round-robin (or --vs OPPONENT: each head-to-head)."
+        ),
+    )
+    arena.add_argument("agents", nargs="*", metavar="AGENT",
+                       help="agent specs: random, easy, normal, hard, ppo-classic, ppo-two-player, "
+                       "search and ppo-classic-search (slow), ckpt:PATH, onnx:PATH")
+    arena.add_argument("--vs", metavar="OPPONENT",
+                       help="opponent in the other seats (head2head, or fills a table)")
+    arena.add_argument("--format", choices=("head2head", "table", "roundrobin"))
+    _add_rules_arguments(arena)
+    arena.add_argument("--deals", type=int, help=f"number of deals (default {ARENA_DEFAULT_DEALS}; "
+                       "about 2,000 / tables for the default leaderboard; with --deal-set: its first N)")
+    arena.add_argument("--seed", type=int, default=0, help="seed of the generated deals and of the agents")
+    arena.add_argument("--deal-set", metavar="FILE.npz", help="play a saved deal set (must match the rules)")
+    arena.add_argument("--save-deal-set", metavar="FILE.npz", help="save the deals played, to replay them later")
+    arena.add_argument("--episode", choices=("hand", "game"), default="hand",
+                       help="one hand per deal, or a whole game to the target score")
+    arena.add_argument("--seating", choices=("rotate", "permute"), default="rotate",
+                       help="rotate the line-up round the table, or use every permutation of seats")
+    arena.add_argument("--workers", type=int, default=2,
+                       help="processes (one per core); results do not depend on it")
+    arena.add_argument("--half-width", type=float, default=0.1,
+                       help="interval half-width (points per hand) to report the deals needed for")
+    arena.add_argument("--out", metavar="DIR",
+                       help="write results.json, leaderboard.csv, pairs.csv, report.md, points.png")
+    arena.add_argument("--json", action="store_true", help="print the results as one JSON object on stdout")
+    arena.add_argument("--records", metavar="FILE",
+                       help="write every game (deal, cards, actions, points) as JSON lines")
+    arena.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    arena.set_defaults(func=cmd_arena)
+
+    # Commands that live with their own package: each module has ``register(subparsers)``
+    # (it must not import heavy dependencies such as torch until its command runs).
+    for module in COMMAND_MODULES:
+        importlib.import_module(module).register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    # argparse fills a positional list from one run of words only, so KEY=VALUE overrides written
+    # after an option (``hearts train CONFIG --resume total_decisions=1e8``) come back unparsed.
+    if extra and hasattr(args, "overrides") and all("=" in word and not word.startswith("-") for word in extra):
+        args.overrides += extra
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    args.argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return args.func(args)
+    except (RulesError, UsageError) as err:
+        parser.exit(2, f"hearts: error: {err}\n")
+    except KeyboardInterrupt:
+        parser.exit(130, "hearts: interrupted\n")
+    return 0
+
+
+if __name__ == "__main__":
+    # Run the imported module's main, not this __main__ copy: command modules catch and raise the
+    # imported module's exception classes, which must be the ones main() catches.
+    from hearts_app.cli import main as package_main
+
+    sys.exit(package_main())

@@ -1,0 +1,141 @@
+"""``hearts distill collect|fit``: label a policy's decisions with card values (the search player's, or
+rollouts on the real deal), then learn them."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from .errors import UsageError
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "distill",
+        help="improve a policy from card values (collect labelled decisions, then fit)",
+        description="Expert iteration, one round: `collect` plays a policy against bots and values every legal "
+                    "card at its decisions (the search player, or each card played out on the real deal); `fit` "
+                    "trains the policy on those values. See docs/training.md.",
+    )
+    steps = parser.add_subparsers(dest="step", required=True, metavar="STEP")
+    collect = steps.add_parser("collect", help="write labelled decisions (shards of .npz) to a folder")
+    collect.add_argument("student", help="policy checkpoint whose decisions are labelled (played greedily)")
+    collect.add_argument("--out", required=True, metavar="DIR", help="folder for the shards")
+    collect.add_argument("--hands", type=int, default=20000, help="hands per worker (default 20000)")
+    collect.add_argument("--workers", type=int, default=2, help="worker processes, each with its own seeds")
+    collect.add_argument("--tables", type=int, default=128, help="hands played at once per worker (one shard each)")
+    collect.add_argument("--teacher", choices=["search", "rollout"], default="search",
+                         help="search: the search player's mean over sampled deals (card plays); rollout: every "
+                              "legal card played or passed and the hand played out once on the real deal (card plays "
+                              "and passes; noisy, unbiased, much faster; fit with --loss improvement)")
+    collect.add_argument("--pass-labels", action=argparse.BooleanOptionalAction, default=True,
+                         help="rollout teacher: label the passes (default); --no-pass-labels keeps the student's "
+                              "own odds at passes, which leaves over twice as many card plays labelled per minute")
+    collect.add_argument("--card-labels", action=argparse.BooleanOptionalAction, default=True,
+                         help="label the card plays (default); --no-card-labels keeps the student's own odds at "
+                              "card plays (rollout teacher, with passes labelled: a round for the passes alone)")
+    collect.add_argument("--determinizations", type=int, default=12, help="sampled deals per decision (search teacher)")
+    collect.add_argument("--opponent", default="hard", help="bot in the other seats and in the rollouts")
+    collect.add_argument("--seed", type=_seed, default=1, help="first worker's seed (workers use seed, seed+1, ...)")
+    collect.set_defaults(func=run_collect)
+    fit = steps.add_parser("fit", help="train a policy on collected shards; write a checkpoint")
+    fit.add_argument("start", help="policy checkpoint to start from")
+    fit.add_argument("--data", required=True, metavar="DIR", help="folder of shards from `collect`")
+    fit.add_argument("--out", required=True, metavar="FILE", help="checkpoint to write")
+    fit.add_argument("--epochs", type=int, default=4)
+    fit.add_argument("--temperature", type=float, default=1.0,
+                     help="T, in points: imitation learns softmax(-values / T), improvement the student's odds "
+                          "times exp(-points / T) (smaller: further from the student)")
+    fit.add_argument("--margin", type=float, default=2.0,
+                     help="points by which the teacher's best card must beat the student's own to overrule it")
+    fit.add_argument("--loss", choices=["imitation", "regression", "improvement"], default="imitation",
+                     help="imitation: cross-entropy to the teacher's preferences beyond --margin (search labels); "
+                          "regression: logits learn minus each card's points, centred per decision; improvement: "
+                          "the student's odds times exp(-points / T), learnt without bias from noisy labels "
+                          "(both for rollout labels)")
+    fit.add_argument("--learning-rate", type=float, default=3e-4)
+    fit.add_argument("--batch-size", type=int, default=2048,
+                     help="decisions per step (larger batches average more of the noise of one-deal labels)")
+    fit.add_argument("--hidden", type=int, nargs="+", metavar="WIDTH",
+                     help="grow the start's layers to these widths first (it plays as before until fitted), e.g. "
+                          "--hidden 256 256; default: keep its layers")
+    fit.add_argument("--card-scorer", type=int, metavar="UNITS",
+                     help="add a per-card scorer of this many units (exact facts about each card computed from the "
+                          "observation; it scores zero until fitted), or grow the start's; default: keep the start's")
+    fit.add_argument("--seed", type=_seed, default=0)
+    fit.set_defaults(func=run_fit)
+
+
+def _seed(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"a seed is 0 or more, got {value}")
+    return value
+
+
+def _check_positive(**values: float) -> None:
+    for name, value in values.items():
+        if value <= 0:
+            raise UsageError(f"--{name.replace('_', '-')} must be positive, got {value}")
+
+
+def _collect_one(job: tuple) -> int:
+    from train.distill import collect_shard
+
+    student, out, hands, seed, tables, determinizations, opponent, teacher, pass_labels, card_labels = job
+    return collect_shard(student, Path(out), hands, seed, tables, determinizations, opponent, teacher=teacher,
+                         pass_labels=pass_labels, card_labels=card_labels,
+                         log=lambda message: print(message, file=sys.stderr, flush=True))
+
+
+def run_collect(args: argparse.Namespace) -> int:
+    _check_positive(hands=args.hands, workers=args.workers, tables=args.tables,
+                    determinizations=args.determinizations)
+    if not Path(args.student).is_file():
+        raise UsageError(f"student checkpoint not found: {args.student}")
+    if not args.card_labels and not (args.teacher == "rollout" and args.pass_labels):
+        raise UsageError("--no-card-labels leaves nothing to label: it needs --teacher rollout with the passes "
+                         "labelled (the search teacher labels card plays only)")
+    if Path(args.out).exists() and not Path(args.out).is_dir():
+        raise UsageError(f"--out {args.out} is a file; name a folder for the shards")
+    from agents import builtin, make
+
+    try:
+        make(args.opponent, rules="classic")
+    except ValueError as err:
+        raise UsageError(f"--opponent {args.opponent!r}: {err}") from None
+    if args.opponent in builtin(slow=True) and args.opponent not in builtin():
+        raise UsageError(f"--opponent {args.opponent!r} is a slow searching player; pick a bot or a policy")
+    jobs = [(args.student, args.out, args.hands, args.seed + w, args.tables, args.determinizations, args.opponent,
+             args.teacher, args.pass_labels, args.card_labels) for w in range(args.workers)]
+    try:
+        with ProcessPoolExecutor(max_workers=args.workers) as pool:
+            counts = list(pool.map(_collect_one, jobs))
+    except ValueError as err:  # a bad student file or an opponent spec that does not exist
+        raise UsageError(str(err)) from None
+    print(json.dumps({"examples": sum(counts), "folder": args.out}))
+    return 0
+
+
+def run_fit(args: argparse.Namespace) -> int:
+    from agents.checkpoint import CheckpointError
+    from train.distill import fit
+
+    _check_positive(epochs=args.epochs, temperature=args.temperature, learning_rate=args.learning_rate,
+                    batch_size=args.batch_size)
+    if args.margin < 0:
+        raise UsageError(f"--margin must be 0 or more, got {args.margin}")
+    if args.card_scorer is not None and args.card_scorer < 1:
+        raise UsageError(f"--card-scorer must be 1 or more units, got {args.card_scorer}")
+    try:
+        stats = fit(args.start, Path(args.data), Path(args.out), epochs=args.epochs, temperature=args.temperature,
+                    margin=args.margin, learning_rate=args.learning_rate, seed=args.seed, loss=args.loss,
+                    batch_size=args.batch_size, hidden=args.hidden, card_scorer=args.card_scorer,
+                    log=lambda message: print(message, file=sys.stderr))
+    except (CheckpointError, FileNotFoundError, ValueError) as err:
+        raise UsageError(str(err)) from None
+    print(json.dumps(stats, indent=2))
+    return 0

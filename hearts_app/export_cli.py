@@ -1,0 +1,46 @@
+"""``hearts export CHECKPOINT --out DIR``: the ONNX policy and its manifest for game apps."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .errors import UsageError
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "export",
+        help="export a checkpoint as one ONNX file plus a JSON manifest (for game apps)",
+        description=(
+            "Write DIR/policy.onnx (opset 17, weights inside, dynamic batch; inputs observation float32[N, D] "
+            "and action_mask bool[N, 52], outputs action int64[N] and probabilities float32[N, 52]), "
+            "DIR/policy.json (observation version and layout, card encoding, seats, rules, sha256, provenance) "
+            "and DIR/golden.json (test vectors for a game app's encoder). See docs/export.md."
+        ),
+    )
+    parser.add_argument("checkpoint", help="checkpoint file (runs/<run>/policy.pt or a snapshot)")
+    parser.add_argument("--out", required=True, metavar="DIR", help="folder to write the files to")
+    parser.add_argument("--golden", type=int, default=40, metavar="N",
+                        help="seat records in golden.json (0: do not write it; default 40)")
+    parser.add_argument("--arena-results", metavar="FILE",
+                        help="results.json of `hearts arena --out` to record in the manifest's provenance")
+    parser.set_defaults(func=run_command)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    try:
+        from agents.checkpoint import CheckpointError
+        from eval.export import ExportError, export_policy
+    except ImportError as err:
+        raise UsageError(f"hearts export needs torch, onnx, onnxscript and onnxruntime "
+                         f"(pip install -e '.[export]'): {err}") from None
+    if args.golden < 0:
+        raise UsageError(f"--golden must be 0 or more, got {args.golden}")
+    try:
+        written = export_policy(args.checkpoint, args.out, golden=args.golden, arena_results=args.arena_results)
+    except (CheckpointError, ExportError, FileNotFoundError) as err:
+        raise UsageError(str(err)) from None
+    for kind, path in written.items():
+        print(f"{kind}: {path}", file=sys.stderr)
+    return 0

@@ -1,0 +1,187 @@
+"""``hearts play`` and ``hearts replay``: ``register(subparsers)`` adds both to the ``hearts`` command.
+
+Errors about what was asked (bad rules, an unknown agent, an unreadable record) are one line on
+stderr and exit code 2, like the other subcommands.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import secrets
+import sys
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from hearts_env.rules import PRESETS, RulesError
+
+DEFAULT_OPPONENT = "hard"
+
+
+class PlayError(ValueError):
+    """What the command was asked to do cannot be done; reported in one line, exit code 2."""
+
+
+def register(subparsers) -> None:
+    play = subparsers.add_parser(
+        "play",
+        help="play a game yourself (South) against three agents, in the terminal",
+        description=(
+            "Play Hearts as South (player_0) against agents. Type a card as text (QS, 10h, q♠) or by its "
+            "number in your hand; when passing, one card per prompt or three at once (QS AS KS). "
+            "Ctrl-C asks whether to save and quit; --resume FILE continues a saved game. See docs/play.md."
+        ),
+    )
+    play.add_argument("--opponents", metavar="SPECS",
+                      help=f"agent specs for the other seats, comma separated, clockwise from West "
+                           f"(random, easy, normal, hard, ckpt:PATH, onnx:PATH); one spec fills every "
+                           f"seat (default {DEFAULT_OPPONENT}; with --resume: the record's)")
+    play.add_argument("--rules", help=f"preset ({', '.join(PRESETS)}) or a YAML/JSON file (default classic)")
+    play.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE", help="override one option")
+    play.add_argument("--seed", type=int,
+                      help="seed of the deals (default: a random one, shown and recorded)")
+    play.add_argument("--save", metavar="FILE",
+                      help="keep the game record here (saved after every hand, on quit and at the end; "
+                           "default on quit: hearts-game-DATE.jsonl; with --resume: the resumed file)")
+    play.add_argument("--resume", metavar="FILE",
+                      help="continue a saved game (rules, seed, opponents from it)")
+    play.add_argument("--deal", metavar="FILE",
+                      help="fix the first deal: a YAML/JSON file with hands (by seat; omitted seats are "
+                           "dealt at random), hand_number and scores (practice, tests; see docs/play.md)")
+    play.add_argument("--hands", type=int, metavar="N", help="stop after N hands (the record can be resumed)")
+    play.add_argument("--no-color", action="store_true", help="plain text, no colours or styles")
+    play.set_defaults(func=cmd_play)
+
+    replay = subparsers.add_parser(
+        "replay",
+        help="show a recorded game (hearts play --save, hearts arena --records) trick by trick",
+        description="Replay a game record through the engine trick by trick and check its scores.",
+    )
+    replay.add_argument("file", metavar="FILE", help="a JSON-lines game record")
+    replay.add_argument("--game", type=int, default=1, metavar="N", help="which game of the file (1-based)")
+    replay.add_argument("--all", action="store_true", help="replay every game of the file")
+    replay.add_argument("--brief", action="store_true", help="hand results only, no deals and tricks")
+    replay.add_argument("--no-color", action="store_true", help="plain text, no colours or styles")
+    replay.set_defaults(func=cmd_replay)
+
+
+# ---------------------------------------------------------------------------------------------
+# hearts play
+# ---------------------------------------------------------------------------------------------
+
+
+def cmd_play(args: argparse.Namespace) -> int:
+    from . import records, screen
+    from .game import HumanGame
+
+    console = screen.make_console(args.no_color)
+    try:
+        if args.hands is not None and args.hands < 1:
+            raise PlayError(f"--hands must be at least 1, got {args.hands}")
+        if args.resume:
+            fixed = (("--rules", args.rules), ("--rule", args.rule), ("--seed", args.seed), ("--deal", args.deal))
+            given = [flag for flag, value in fixed if value is not None and value != []]
+            if given:
+                raise PlayError(f"{', '.join(given)} cannot go with --resume (the record fixes them)")
+            match, game = records.resume(args.resume)
+            if match.over:
+                raise PlayError(f"{args.resume}: this game is over; nothing to resume (see: hearts replay)")
+            specs = (game.get("specs") or [])[1:]
+            if args.opponents:
+                specs = _opponent_specs(args.opponents, match.num_players)
+            elif len(specs) != match.num_players - 1:
+                raise PlayError(f"{args.resume}: the record names no opponents; give --opponents")
+            save_path = Path(args.save or args.resume)
+        else:
+            match = _new_match(args)
+            specs = _opponent_specs(args.opponents or DEFAULT_OPPONENT, match.num_players)
+            save_path = Path(args.save) if args.save else None
+        seed = match.seed if match.seed is not None else 0
+        played = sum(len(h["actions"]) for h in match.hands)
+        opponents = {
+            seat: _make_agent(spec, _agent_seed(seed, seat, played)) for seat, spec in enumerate(specs, 1)
+        }
+    except (PlayError, RulesError, records.RecordError) as err:
+        print(f"hearts play: error: {err}", file=sys.stderr)
+        return 2
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    game = HumanGame(
+        match, opponents, ["human", *specs], console, save_path=save_path,
+        default_save=Path(f"hearts-game-{stamp}.jsonl"), hands=args.hands,
+    )
+    return game.run(resumed=bool(args.resume))
+
+
+def _new_match(args: argparse.Namespace):
+    from ..cli import load_rules  # the same --rules / --rule handling as every command
+    from .match import Match
+
+    rules = load_rules(args.rules or "classic", args.rule)
+    seed = args.seed if args.seed is not None else secrets.randbelow(2**31)
+    if not args.deal:
+        return Match.new(rules, seed)
+    path = Path(args.deal)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as err:
+        raise PlayError(f"--deal {path}: cannot read it ({err.strerror or err})") from None
+    except yaml.YAMLError as err:
+        raise PlayError(f"--deal {path}: not YAML/JSON ({err})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("hands"), list):
+        raise PlayError(f"--deal {path}: expected a mapping with 'hands' (a list by seat), see docs/play.md")
+    unknown = set(data) - {"hands", "hand_number", "scores"}
+    if unknown:
+        raise PlayError(f"--deal {path}: unknown key(s) {sorted(unknown)}; keys: hands, hand_number, scores")
+    try:
+        return Match.new(rules, seed, int(data.get("hand_number", 0)), data["hands"], data.get("scores"))
+    except (ValueError, TypeError) as err:
+        raise PlayError(f"--deal {path}: {err}") from None
+
+
+def _opponent_specs(text: str, num_players: int) -> list[str]:
+    specs = [s.strip() for s in text.split(",")]
+    if any(not s for s in specs):
+        raise PlayError(f"--opponents {text!r}: an empty spec; write e.g. easy,normal,hard")
+    if len(specs) == 1:
+        specs = specs * (num_players - 1)
+    if len(specs) != num_players - 1:
+        raise PlayError(
+            f"--opponents {text!r}: this game has {num_players - 1} opponent(s); give that many specs or one"
+        )
+    return specs
+
+
+def _agent_seed(seed: int, seat: int, actions_so_far: int) -> int:
+    return int(np.random.SeedSequence([abs(int(seed)), seat, actions_so_far]).generate_state(1)[0])
+
+
+def _make_agent(spec: str, seed: int):
+    from agents import AgentSpecError, make  # every spec (ckpt:PATH, onnx:PATH too), with one-line errors
+
+    try:
+        return make(spec, seed=seed)
+    except AgentSpecError as err:
+        raise PlayError(str(err)) from None  # names the spec: unknown, file not found, other rules, ...
+
+
+# ---------------------------------------------------------------------------------------------
+# hearts replay
+# ---------------------------------------------------------------------------------------------
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from . import records, screen
+
+    console = screen.make_console(args.no_color)
+    try:
+        record = records.load(args.file)
+        numbers = range(1, len(record.games) + 1) if args.all else [args.game]
+        ok = True
+        for number in numbers:
+            ok &= records.replay(record, number, console, brief=args.brief)
+    except (records.RecordError, RulesError) as err:
+        print(f"hearts replay: error: {err}", file=sys.stderr)
+        return 2
+    return 0 if ok else 1

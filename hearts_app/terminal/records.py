@@ -1,0 +1,193 @@
+"""Game records as JSON lines: save and load play records, replay arena and play records.
+
+A record file is the arena's format (``hearts arena --records``): a header line, then one line
+per game::
+
+    {"type": "header", "format": "play", "record_version": 1, "rules": {...}, "rules_name": ...,
+     "seed": 42, "agents": [{"label": "human", "spec": "human"}, {"label": "hard", ...}], ...}
+    {"type": "game", "deal_seed": "1234...", "seed": 42, "hand_number": 0, "seats": [...],
+     "specs": [...], "start_scores": [0, 0, 0, 0],
+     "hands": [{"hand_number": 0, "pass": "left", "dealt": [["2C", ...], ...], "dead": [],
+                "actions": [[0, "QS"], ...], "points": [3, 0, 23, 0], "moon": null}, ...],
+     "points": [...], "scores": [...], "finished": false, "winner": null}
+
+A play record holds one game; the hand being played when it was saved has ``"points": null``.
+``deal_seed`` is a decimal string (it exceeds JavaScript's integer precision). A first hand dealt
+from ``--deal`` carries ``"custom_deal": true`` and its ``dealt`` cards are used as they are; every
+other hand must be what the engine deals from ``(deal_seed, hand_number)``, which loading checks.
+
+Resuming and replaying never trust the recorded state: they rebuild it by stepping the recorded
+actions through the engine from the game's seed (``Match.from_record``).
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+from pathlib import Path
+from typing import Any, Sequence
+
+from rich.console import Console
+from rich.text import Text
+
+import hearts_env
+from hearts_env import cards
+from hearts_env.rules import Rules, RulesError
+
+from . import screen
+from .match import GameOver, HandScored, HandStarted, Match, RecordMismatch
+
+RECORD_FORMAT = "play"
+RECORD_VERSION = 1
+
+
+class RecordError(ValueError):
+    """A record file that cannot be used (unreadable, not a record, or not what the engine replays)."""
+
+
+class RecordFile:
+    """A loaded record file: its header and its game lines."""
+
+    def __init__(self, path: Path, header: dict[str, Any], games: list[dict[str, Any]]):
+        self.path, self.header, self.games = path, header, games
+
+    @property
+    def is_play(self) -> bool:
+        return self.header.get("format") == RECORD_FORMAT
+
+    @property
+    def rules(self) -> Rules:
+        try:
+            return Rules.from_dict(self.header["rules"])
+        except (KeyError, TypeError, RulesError) as err:
+            raise RecordError(f"{self.path}: the header has no usable rules ({err})") from None
+
+    def game(self, number: int = 1) -> dict[str, Any]:
+        """Game ``number`` (1-based)."""
+        if not 1 <= number <= len(self.games):
+            raise RecordError(f"{self.path} holds {len(self.games)} game(s); there is no game {number}")
+        return self.games[number - 1]
+
+
+def load(path: str | Path) -> RecordFile:
+    path = Path(path)
+    try:
+        lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    except OSError as err:
+        raise RecordError(f"cannot read {path}: {err.strerror or err}") from None
+    try:
+        rows = [json.loads(line) for line in lines]
+    except json.JSONDecodeError as err:
+        raise RecordError(f"{path}: not JSON lines ({err})") from None
+    if not rows or not isinstance(rows[0], dict) or rows[0].get("type") != "header":
+        raise RecordError(f"{path}: not a game record (the first line must be {{\"type\": \"header\", ...}})")
+    games = [r for r in rows[1:] if isinstance(r, dict) and r.get("type") == "game"]
+    if not games:
+        raise RecordError(f"{path}: the record holds no game")
+    return RecordFile(path, rows[0], games)
+
+
+def header(match: Match, specs: Sequence[str]) -> dict[str, Any]:
+    return {
+        "type": "header",
+        "format": RECORD_FORMAT,
+        "record_version": RECORD_VERSION,
+        "hearts_lab_version": hearts_env.__version__,
+        "episode": "game",
+        "rules": match.rules.to_dict(),
+        "rules_name": match.rules.name,
+        "seed": match.seed,
+        "agents": [{"label": s, "spec": s} for s in specs],
+        "saved_at": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+    }
+
+
+def save(path: str | Path, match: Match, specs: Sequence[str]) -> Path:
+    """Write the play record of ``match`` (seat specs ``specs``, ``"human"`` for a person); atomic."""
+    path = Path(path)
+    if path.parent and not path.parent.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+    lines = [header(match, specs), match.game_record(specs, specs)]
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def resume(path: str | Path) -> tuple[Match, dict[str, Any]]:
+    """The match of a saved play record, rebuilt through the engine, and its game line."""
+    record = load(path)
+    if not record.is_play:
+        raise RecordError(f"{record.path}: only play records (hearts play --save) can be resumed")
+    game = record.games[-1]
+    try:
+        match = Match.from_record(record.rules, game)
+    except RecordMismatch as err:
+        raise RecordError(f"{record.path}: {err}") from None
+    return match, game
+
+
+# ---------------------------------------------------------------------------------------------
+# Replay
+# ---------------------------------------------------------------------------------------------
+
+
+def replay(record: RecordFile, number: int, console: Console, brief: bool = False) -> bool:
+    """Show game ``number`` (1-based) trick by trick; True when the engine reproduces its scores."""
+    game = record.game(number)
+    rules = record.rules
+    compass = screen.seat_names(rules.num_players)
+    labels = game.get("seats") or game.get("specs") or [""] * rules.num_players
+    names = [f"{c} ({label})" if label else c for c, label in zip(compass, labels)]
+    recorded = {h.get("hand_number"): h for h in game.get("hands", [])}
+    what = "play record" if record.is_play else f"arena record ({record.header.get('format', '?')})"
+    title = f"{record.path}: {what}, game {number} of {len(record.games)}, rules {rules.name!r}"
+    console.print(Text(title, style="bold"))
+    console.print(f"deal seed {game.get('deal_seed')} · first hand {int(game.get('hand_number', 0)) + 1} · "
+                  + " · ".join(names))
+
+    def show(event) -> None:
+        if isinstance(event, HandStarted):
+            console.print(screen.describe(event, names, human=None, num_players=rules.num_players))
+            hand = recorded.get(event.hand_number)
+            if hand and not brief:
+                width = max(len(n) for n in names)
+                for name, dealt in zip(names, hand.get("dealt", [])):
+                    row = Text(f"  {name:<{width}} ")
+                    row.append_text(screen.card_list(cards.parse_cards(dealt)))
+                    console.print(row)
+                if hand.get("dead"):
+                    console.print(f"  dead cards: {screen.plain_cards(cards.parse_cards(hand['dead']))}")
+            return
+        if brief and not isinstance(event, (HandScored, GameOver)):
+            return
+        line = screen.describe(event, names, human=None, num_players=rules.num_players)
+        if line is not None:
+            console.print(line)
+
+    try:
+        match = Match.from_record(rules, game, on_event=show)
+    except RecordMismatch as err:
+        raise RecordError(f"{record.path}, game {number}: {err}") from None
+
+    finished = [h["points"] for h in match.hands if h.get("points") is not None]
+    points = [sum(col) for col in zip(*finished)] if finished else [0] * rules.num_players
+    ok = True
+    checks = []
+    if "points" in game:
+        checks.append(("points", game["points"], points))
+    if "scores" in game:
+        checks.append(("scores", game["scores"], match.scores))
+    for key, want, got in checks:
+        if list(want) != list(got):
+            ok = False
+            console.print(Text(f"MISMATCH: the record's {key} are {list(want)}, the replay gives {list(got)}",
+                               style="bold red"))
+    unfinished = record.is_play and not game.get("finished", False)
+    console.print(Text(
+        f"\nReplayed {len(finished)} hand(s): points {points}, totals {match.scores}"
+        + (" — the same as the record." if ok else ""), style="bold"))
+    if unfinished:
+        console.print(f"The game is unfinished: hearts play --resume {record.path}")
+    return ok

@@ -1,0 +1,46 @@
+"""``hearts train CONFIG [KEY=VALUE ...]``: run (or ``--resume``) a PPO training run."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from .errors import UsageError
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "train",
+        help="train a policy by PPO self-play (TensorBoard logs and checkpoints in runs/<run_name>)",
+        description="Train a policy by masked PPO self-play against a league of snapshots and bots.",
+    )
+    parser.add_argument("config", nargs="?", help="YAML config (configs/ppo_classic.yaml, configs/smoke.yaml, ...)")
+    parser.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="override settings, e.g. total_decisions=1e6")
+    parser.add_argument("--resume", action="store_true", help="continue the run in runs/<run_name> from its checkpoint")
+    parser.add_argument("--device", help="auto (a GPU when present), cpu, cuda, cuda:N (overrides the config)")
+    parser.add_argument("--runs-dir", default="runs", help="folder holding the runs (default runs/)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.set_defaults(func=run_command)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    from train.config import ConfigError, load_config
+
+    try:
+        config = load_config(args.config, args.overrides)
+    except ConfigError as err:
+        raise UsageError(str(err)) from None
+    from eval.arena import training_evaluation
+    from train.ppo import Run  # torch is imported only now
+
+    try:
+        run = Run(config, runs_dir=args.runs_dir, resume=args.resume, device=args.device,
+                  progress=not args.no_progress, log=lambda message: print(message, file=sys.stderr),
+                  evaluate=training_evaluation)
+    except (FileNotFoundError, FileExistsError, ValueError) as err:
+        raise UsageError(str(err)) from None
+    print(f"run folder: {run.dir} (tensorboard --logdir {run.dir.parent})", file=sys.stderr)
+    summary = run.train()
+    print(json.dumps(summary, indent=2))
+    return 0

@@ -1,0 +1,157 @@
+"""The one batched play loop: agents sit at the seats of a batch of games and play them on.
+
+Everything that plays games with agents (the arena, PPO rollouts, label collection, imitation,
+the search's rollouts, the Gym env's opponents, export sampling, the terminal game) calls
+:func:`play`::
+
+    loop.play(state, [hard, policy], seating, until="hand", on_decision=record, on_hand_end=score)
+
+* ``agents``: a list of agents (anything with a batched ``act(observation, action_mask)``).
+* ``seating``: ``[N, P]`` ints (or ``[P]``, the same for every game): the index in ``agents`` of
+  who plays each seat of each game. ``-1`` is a seat the loop does not play: a game stops when such
+  a seat is to act, and the caller acts for it (the Gym env's learner, a person at the terminal).
+* ``until``: ``"game"`` plays each game to its end (phase OVER); ``"hand"`` stops each game as soon
+  as a hand of it ends (its ``hand_over`` is set).
+* ``on_decision(Decisions)``: called at every step, before the actions are applied, with every
+  decision of that step: the games and seats, the agent that chose, the observation, the legal
+  mask and the action.
+* ``on_hand_end(HandsEnded)``: called after every step in which hands ended, with those games as
+  they are right after the hand was scored (read ``last_hand_*``, ``scores``, ``winner``).
+
+At each step the games are grouped by the agent sitting at the seat to act, and each agent is
+called once, on its rows in increasing game order; agents draw from their own generators, so a
+game plays the same whatever else is in the batch. The state is updated in place. Finished games
+are dropped from the working batch as they accumulate, so the tail of a batch stays cheap.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable, Sequence
+
+import numpy as np
+
+from . import engine
+from .engine import IllegalActionError
+from .observe import OBS_DIM, observe
+from .state import State
+
+UNTIL = ("game", "hand")
+#: A game that has not ended after this many hands is a bug (or absurd rules): stop loudly.
+MAX_HANDS = 1000
+
+
+class AgentError(IllegalActionError):
+    """An agent returned an illegal action, or not one action per row; the game is left as it was.
+
+    ``agent`` is the index of the agent in the list given to :func:`play`.
+    """
+
+    def __init__(self, message: str, agent: int):
+        super().__init__(message)
+        self.agent = agent
+
+
+@dataclasses.dataclass
+class Decisions:
+    """The decisions of one step (one row per acting game), seen before they are applied.
+
+    ``state`` is the batch the decisions were taken in and ``rows`` their rows in it (it may be a
+    compacted copy of the caller's state); ``games`` are the caller's game indices. Read-only.
+    """
+
+    state: State
+    rows: np.ndarray  # [k] rows of ``state``
+    games: np.ndarray  # [k] game indices in the state given to play()
+    seat: np.ndarray  # [k] seat to act
+    agent: np.ndarray  # [k] index of the agent that chose
+    observation: np.ndarray  # [k, OBS_DIM] what the seat saw
+    mask: np.ndarray  # [k, 52] bool, its legal cards
+    action: np.ndarray  # [k] what it chose
+
+
+@dataclasses.dataclass
+class HandsEnded:
+    """Games in which a hand was just scored: ``state`` holds just those games (a copy), in order."""
+
+    games: np.ndarray  # [k] game indices in the state given to play()
+    state: State
+
+
+def agent_name(agent) -> str:
+    return getattr(agent, "name", None) or type(agent).__name__
+
+
+def play(
+    state: State,
+    agents: Sequence,
+    seating: np.ndarray | Sequence[int],
+    until: str = "game",
+    games: np.ndarray | None = None,
+    on_decision: Callable[[Decisions], None] | None = None,
+    on_hand_end: Callable[[HandsEnded], None] | None = None,
+) -> int:
+    """Play the games of ``state`` (or only ``games``) in place; returns the decisions made.
+
+    See the module docstring for ``agents``, ``seating``, ``until`` and the hooks. An illegal
+    action raises :class:`AgentError` naming the agent, with that step not applied.
+    """
+    if until not in UNTIL:
+        raise ValueError(f"until must be one of {', '.join(UNTIL)}, got {until!r}")
+    n, p = state.batch_size, state.num_players
+    seating = np.broadcast_to(np.asarray(seating, dtype=np.int64), (n, p))
+    if seating.size and (seating.max() >= len(agents) or seating.min() < -1):
+        raise ValueError(f"seating holds agent indices 0..{len(agents) - 1} (or -1 for seats left to the caller)")
+    ids = np.arange(n) if games is None else np.arange(n)[games]  # caller's game of each working row
+    work = state if games is None else state.take(ids)
+    running = np.ones(ids.size, dtype=bool)  # not stopped by `until` (a seat left to the caller waits)
+    buffer = np.empty((ids.size, OBS_DIM), dtype=np.float32)
+    decisions = 0
+    max_steps = MAX_HANDS * (state.rules.deck_size + p * state.rules.pass_count)
+    try:
+        for _ in range(max_steps):
+            who = seating[ids, np.maximum(work.current_player, 0)]
+            active = running & ~work.done & (who >= 0)
+            count = int(active.sum())
+            if count == 0:
+                return decisions
+            if count < work.batch_size // 2:  # drop waiting games so observing stays cheap
+                keep = active.nonzero()[0]
+                if work is not state:  # (the caller's own state already holds the dropped games)
+                    state.assign(ids[~active], work.take((~active).nonzero()[0]))
+                work, ids, running, who = work.take(keep), ids[keep], running[keep], who[keep]
+                active = np.ones(keep.size, dtype=bool)
+            rows = active.nonzero()[0]
+            obs = observe(work, out=buffer[:work.batch_size])
+            mask = engine.legal_mask(work)
+            actions = np.zeros(work.batch_size, dtype=np.int64)
+            agent_of = np.where(active, who, -1)
+            for index in np.unique(agent_of[rows]):
+                mine = (agent_of == index).nonzero()[0]
+                chosen = np.asarray(agents[index].act(obs[mine], mask[mine])).reshape(-1)
+                if chosen.shape != (mine.size,):
+                    raise AgentError(f"agent {agent_name(agents[index])!r} returned {chosen.shape[0]} actions "
+                                     f"for {mine.size} decisions", int(index))
+                actions[mine] = chosen
+            if on_decision is not None:
+                on_decision(Decisions(state=work, rows=rows, games=ids[rows], seat=work.current_player[rows],
+                                      agent=agent_of[rows], observation=obs[rows], mask=mask[rows],
+                                      action=actions[rows]))
+            try:
+                engine.step_inplace(work, actions, active)
+            except IllegalActionError as err:
+                bad = rows[~mask[rows, np.clip(actions[rows], 0, mask.shape[1] - 1)]
+                           | (actions[rows] < 0) | (actions[rows] >= mask.shape[1])][0]
+                index = int(agent_of[bad])
+                raise AgentError(f"agent {agent_name(agents[index])!r} chose an illegal action: {err}", index) from None
+            decisions += count
+            ended = rows[work.hand_over[rows]]
+            if ended.size:
+                if until == "hand":
+                    running[ended] = False
+                if on_hand_end is not None:
+                    on_hand_end(HandsEnded(games=ids[ended], state=work.take(ended)))
+        raise RuntimeError(f"games still running after {MAX_HANDS} hands (did the rules allow a game to end?)")
+    finally:
+        if work is not state:
+            state.assign(ids, work)

@@ -1,0 +1,283 @@
+"""Worlds consistent with what one seat saw: the cards it has not seen, placed at random.
+
+A seat knows its own hand, every card played and by whom, the cards it passed and received, and
+the suits the other seats showed they lack. A *world* is a full placement of the cards it has not
+seen (the *hidden* cards) that this seat cannot rule out. The search player deals such worlds to
+roll out its candidate cards; a seat record (a game app's description of one seat's situation)
+needs one to rebuild an engine state. This module is the one place that places hidden cards; it
+knows nothing of agents or training.
+
+A placement problem, per world (all arrays batch-first, one row per world)::
+
+    hidden    [N] uint64 (or [N, 52] bool)  the cards to place
+    room      [N, H] int                    how many hidden cards each holder receives
+    may_hold  [N, 52, H] bool               holder h may hold card c
+
+The *holders* are the seats other than the viewer, plus the dead (set-aside) pile where the rules
+have dead cards. ``room`` is a seat's hand size less the cards it played and less the cards
+already known to be in its hand (such as those the viewer passed it and it has not played yet);
+the dead pile's room is the number of dead cards. ``may_hold`` carries every inference: a seat
+that showed a void holds no card of that suit (:func:`may_hold_from_voids`), a card known passed
+to a seat goes there only, a seat whose earlier play would have been illegal had it held a card
+does not hold it (the seat records ask the engine's legal-play rule), and so on.
+
+The method (:func:`place`): the cards are placed one by one, the most constrained first (fewest
+possible holders, random order among equals); each goes to a holder drawn in proportion to its
+remaining room among the holders that may hold it *and* leave the rest placeable. "Placeable" is
+Hall's condition for the remaining cards: for every set S of holders (all ``2**H`` of them), the
+unplaced cards that only holders in S may hold fit in S's room. The condition is checked up front
+(:func:`check`), so a view no deal satisfies raises :class:`NoConsistentWorld` naming the game
+and a card that fits no holder, and once it holds, the placement never gets stuck. Everything is
+array operations over the whole batch; the only Python loop runs over the (at most 52) cards.
+
+The draw is not exactly uniform over the consistent worlds (that would need rejection sampling,
+whose cost grows with the constraints); it is the proportional-to-room draw above, the method the
+search player has always used.
+
+:func:`seat_view` builds the whole problem for the seat to act in engine states, from what that
+seat may know (its hand, the plays, its own pass, the voids shown): a :class:`View`, whose
+:meth:`View.sample` deals worlds.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import numpy as np
+
+from . import cards
+from .state import PASS, State
+
+#: The holder id of the dead (set-aside) pile in :attr:`View.holder_seats`.
+DEAD = -1
+
+
+class NoConsistentWorld(ValueError):
+    """No placement of the hidden cards satisfies the view (sizes, voids, known cards).
+
+    ``game`` is the row of the world in the batch, ``card`` a card that fits no holder (``None``
+    when the rooms do not add up to the number of hidden cards), ``holders`` the holders the
+    card's set of cards is confined to.
+    """
+
+    def __init__(self, message: str, game: int, card: int | None = None, holders: tuple[int, ...] = ()):
+        super().__init__(message)
+        self.game = game
+        self.card = card
+        self.holders = holders
+
+
+# ---------------------------------------------------------------------------------------------
+# Building constraints
+# ---------------------------------------------------------------------------------------------
+
+
+def may_hold_from_voids(voids: np.ndarray) -> np.ndarray:
+    """``[N, 52, H]`` bool from ``voids[N, H, 4]``: a holder that showed it is void in a suit may
+    hold no card of that suit; any other card it may hold. (Give the dead pile a row of ``False``.)"""
+    voids = np.asarray(voids, dtype=bool)
+    suit = np.arange(cards.NUM_CARDS) // cards.NUM_RANKS
+    return ~np.moveaxis(voids[:, :, suit], 1, 2)
+
+
+def _hidden_mask(hidden: np.ndarray) -> np.ndarray:
+    hidden = np.asarray(hidden)
+    if hidden.dtype == bool:
+        return hidden.reshape(-1, cards.NUM_CARDS)
+    return cards.to_mask(hidden.astype(np.uint64).reshape(-1))
+
+
+@functools.cache
+def _subset_tables(h: int) -> tuple[np.ndarray, np.ndarray]:
+    """``member[H, 2**H]``: holder in set; ``within[2**H, 2**H]``: set m is inside set s."""
+    sets = np.arange(1 << h)
+    member = ((sets[None, :] >> np.arange(h)[:, None]) & 1).astype(np.int64)
+    within = ((sets[:, None] & ~sets[None, :]) == 0).astype(np.int64)
+    return member, within
+
+
+def _problem(hidden, room, may_hold):
+    """The arrays of a placement problem, checked for shape; per card its holder set as bits."""
+    mask = _hidden_mask(hidden)
+    n = mask.shape[0]
+    room = np.asarray(room, dtype=np.int64)
+    may_hold = np.asarray(may_hold, dtype=bool)
+    if room.ndim != 2 or room.shape[0] != n:
+        raise ValueError(f"room must be [N, H] with N = {n} worlds, got shape {room.shape}")
+    h = room.shape[1]
+    if may_hold.shape != (n, cards.NUM_CARDS, h):
+        raise ValueError(f"may_hold must be [N, 52, H] = {(n, cards.NUM_CARDS, h)}, got {may_hold.shape}")
+    if not 1 <= h <= 8:
+        raise ValueError(f"1 to 8 holders (the sets of holders number 2**H), got {h}")
+    holder_set = (may_hold.astype(np.int64) << np.arange(h)).sum(axis=2)  # [N, 52] bits of holders
+    return mask, room, may_hold, holder_set
+
+
+def _set_counts(mask: np.ndarray, holder_set: np.ndarray, h: int) -> np.ndarray:
+    """``[N, 2**H]``: how many cards of ``mask`` have exactly each holder set."""
+    n, m = mask.shape[0], 1 << h
+    flat = (np.arange(n)[:, None] * m + holder_set)[mask]
+    return np.bincount(flat, minlength=n * m).reshape(n, m)
+
+
+# ---------------------------------------------------------------------------------------------
+# Checking and placing
+# ---------------------------------------------------------------------------------------------
+
+
+def check(hidden: np.ndarray, room: np.ndarray, may_hold: np.ndarray) -> None:
+    """Raise :class:`NoConsistentWorld` unless every world of the batch has a placement.
+
+    A placement exists exactly when the rooms add up to the number of hidden cards and Hall's
+    condition holds: for every set S of holders, the hidden cards that only holders in S may
+    hold number at most S's room (S empty: no card may be held by nobody).
+    """
+    mask, room, may_hold, holder_set = _problem(hidden, room, may_hold)
+    _check(mask, room, holder_set)
+
+
+def _check(mask: np.ndarray, room: np.ndarray, holder_set: np.ndarray) -> None:
+    h = room.shape[1]
+    member, within = _subset_tables(h)
+    need = _set_counts(mask, holder_set, h) @ within  # [N, 2**H] cards confined to each set
+    capacity = room @ member  # [N, 2**H]
+    short = (need > capacity).any(axis=1)
+    if (room < 0).any():
+        g = int((room < 0).any(axis=1).nonzero()[0][0])
+        raise NoConsistentWorld(f"game {g}: negative room {room[g].tolist()} (a holder has too many cards)",
+                                g)
+    if short.any():
+        g = int(short.nonzero()[0][0])
+        bad = (need[g] > capacity[g]).nonzero()[0]
+        sizes = member.sum(axis=0)[bad]
+        s = int(bad[np.lexsort((bad, sizes))[0]])  # the smallest set of holders that is short
+        confined = [c for c in range(cards.NUM_CARDS) if mask[g, c] and holder_set[g, c] & ~s == 0]
+        card = min(confined, key=lambda c: (bin(int(holder_set[g, c])).count("1"), c))
+        holders = tuple(i for i in range(h) if s >> i & 1)
+        text = cards.format_cards(confined)
+        if not holders:
+            why = f"no holder may hold {text}"
+        else:
+            names = ", ".join(map(str, holders))
+            plural = "s" if len(confined) > 1 else ""
+            why = (f"{len(confined)} hidden card{plural} ({text}) may be held only by "
+                   f"holder{'s' if len(holders) > 1 else ''} {names}, with room for {int(capacity[g, s])}")
+        raise NoConsistentWorld(
+            f"game {g}: no placement of the hidden cards fits the view: {why}, so "
+            f"{cards.card_text(card)} fits no holder", g, card, holders)
+    total = mask.sum(axis=1)
+    off = room.sum(axis=1) != total
+    if off.any():
+        g = int(off.nonzero()[0][0])
+        raise NoConsistentWorld(f"game {g}: the holders have room for {int(room[g].sum())} cards, but "
+                                f"{int(total[g])} are hidden", g)
+
+
+def place(hidden: np.ndarray, room: np.ndarray, may_hold: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """``[N, H]`` uint64: the hidden cards of each world dealt to its holders at random.
+
+    Every hidden card goes to exactly one holder that may hold it, and holder h receives exactly
+    ``room[:, h]`` cards (the module docstring has the method). Raises :class:`NoConsistentWorld`
+    when some world has no such placement.
+    """
+    mask, room, may_hold, holder_set = _problem(hidden, room, may_hold)
+    _check(mask, room, holder_set)
+    n, h = room.shape
+    member, within = _subset_tables(h)
+    rows = np.arange(n)
+    room = room.copy()
+    # Slack of each set S of holders: its room less the unplaced cards only holders in S may hold.
+    # Hall's condition is "no slack is negative"; a holder in a set without slack cannot take a
+    # card that holders outside the set could also take (the set's own cards would not fit).
+    slack = room @ member - _set_counts(mask, holder_set, h) @ within  # [N, 2**H]
+    in_set = member.T.astype(np.float32)  # [2**H, H] (a float product is the fastest "any")
+    freedom = may_hold.sum(axis=2)  # [N, 52]
+    key = np.where(mask, freedom + rng.random(mask.shape), np.inf)
+    order = np.argsort(key, axis=1)  # most constrained first, random order among equals
+    steps = int(mask.sum(axis=1).max(initial=0))
+    draws = rng.random((steps, n))
+    hands = np.zeros((n, h), dtype=np.uint64)
+    for j in range(steps):
+        c = order[:, j]
+        live = mask[rows, c]
+        slack += within[holder_set[rows, c]] * live[:, None]  # the card is no longer unplaced
+        blocked = ((slack == 0).astype(np.float32) @ in_set) > 0  # [N, H] in some set without slack
+        ok = may_hold[rows, c] & (room > 0) & ~blocked
+        weight = np.where(ok, room, 0)
+        cum = np.cumsum(weight, axis=1)
+        if (live & (cum[:, -1] == 0)).any():  # cannot happen once the check passed
+            g = int((live & (cum[:, -1] == 0)).nonzero()[0][0])
+            raise NoConsistentWorld(f"game {g}: {cards.card_text(int(c[g]))} fits no holder", g, int(c[g]))
+        to = (draws[j][:, None] * cum[:, -1:] >= cum).sum(axis=1).clip(max=h - 1)
+        go = live.nonzero()[0]
+        hands[go, to[go]] |= cards.BIT[c[go]]
+        room[go, to[go]] -= 1
+        slack[go] -= member[to[go]]
+    return hands
+
+
+# ---------------------------------------------------------------------------------------------
+# The view of the seat to act in engine states
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class View:
+    """What one seat per game knows about where the cards are (``N`` games, ``H`` holders).
+
+    Holder ``i < P - 1`` is the seat ``i + 1`` places after the viewer (left first); with dead
+    cards the last holder is the dead pile. Built by :func:`seat_view`; it holds no hidden card.
+    """
+
+    seat: np.ndarray  # [N] int64 the viewing seat
+    holder_seats: np.ndarray  # [N, H] int64 the seat of each holder, DEAD for the dead pile
+    own: np.ndarray  # [N] uint64 the viewer's hand
+    known: np.ndarray  # [N, H] uint64 cards the viewer knows a holder holds (its pass, not played yet)
+    hidden: np.ndarray  # [N] uint64 the cards to place
+    room: np.ndarray  # [N, H] int64 hidden cards each holder holds
+    may_hold: np.ndarray  # [N, 52, H] bool
+
+    def sample(self, rng: np.random.Generator, k: int = 1) -> np.ndarray:
+        """``[N * k, H]`` uint64: each holder's whole holding (known cards and placed hidden
+        cards) in ``k`` worlds per game; game ``g``'s worlds are rows ``g*k .. g*k+k-1``."""
+        rep = lambda a: np.repeat(a, k, axis=0)  # noqa: E731
+        return rep(self.known) | place(rep(self.hidden), rep(self.room), rep(self.may_hold), rng)
+
+
+def seat_view(state: State, seat: np.ndarray | int | None = None) -> View:
+    """The :class:`View` of ``seat`` (default: the seat to act) in each game of ``state``.
+
+    It reads only what that seat may know: its hand, the cards played by each seat, its own pass
+    (after the exchange the cards it passed and has not seen played are with the receiver), the
+    voids shown, and the public counts. Other inferences (say, from the opening lead in a game
+    with dead cards) are the caller's, as extra ``False`` entries in ``may_hold``.
+    """
+    rules, p = state.rules, state.num_players
+    n = state.batch_size
+    games = np.arange(n)
+    seat = state.current_player if seat is None else np.broadcast_to(np.asarray(seat, dtype=np.int64), (n,))
+    seat = np.asarray(seat, dtype=np.int64)
+    if (seat < 0).any() or (seat >= p).any():
+        raise ValueError(f"seat must be 0..{p - 1} (a finished game has no seat to act)")
+    dead = rules.dead_cards > 0
+    others = (seat[:, None] + 1 + np.arange(p - 1)[None, :]) % p  # [N, P-1]
+    holder_seats = np.concatenate([others, np.full((n, 1), DEAD)], axis=1) if dead else others
+    h = holder_seats.shape[1]
+    own = state.hands[games, seat]
+    played = np.bitwise_or.reduce(state.played, axis=1)
+    offsets = np.asarray(rules.pass_offsets)[state.hand_number % len(rules.pass_cycle)]
+    exchanged = (state.phase != PASS) & (offsets > 0)
+    known = np.zeros((n, h), dtype=np.uint64)
+    receiver = np.maximum(offsets - 1, 0)
+    known[games, receiver] = np.where(exchanged, state.passed[games, seat] & ~played, cards.NO_CARDS)
+    hidden = rules.deck_bits & ~own & ~played & ~np.bitwise_or.reduce(known, axis=1)
+    room = np.empty((n, h), dtype=np.int64)
+    room[:, :p - 1] = (rules.hand_size - cards.count(np.take_along_axis(state.played, others, axis=1))
+                       - cards.count(known[:, :p - 1]))
+    voids = np.take_along_axis(state.voids, others[:, :, None], axis=1)  # [N, P-1, 4]
+    if dead:
+        room[:, -1] = rules.dead_cards
+        voids = np.concatenate([voids, np.zeros((n, 1, 4), dtype=bool)], axis=1)
+    return View(seat=seat.copy(), holder_seats=holder_seats, own=own, known=known, hidden=hidden, room=room,
+                may_hold=may_hold_from_voids(voids))

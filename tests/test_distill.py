@@ -1,0 +1,286 @@
+"""Distillation (``hearts distill collect`` / ``fit``, ``train.distill``): the commands run end to end,
+shards hold the labels they should and load old and new alike, rollout labels are each card played out
+on the real deal, and the fitting losses have their minimum where they should."""
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+import hearts_env as he
+from agents import make
+from hearts_env import cards
+from tests.commands import hearts
+from tests.test_observe import random_states
+from tests.test_search import queen_position
+
+CLASSIC = he.Rules.preset("classic")
+
+
+@pytest.mark.slow
+def test_distill_collect_and_fit_end_to_end(tmp_path):
+    torch = pytest.importorskip("torch")
+    from agents.checkpoint import load_net, load_policy, save
+    from agents.policy import PolicyNet
+
+    torch.manual_seed(0)
+    student = save(tmp_path / "student.pt", PolicyNet(hidden=[16]), {"rules": CLASSIC.to_dict(), "iteration": 0})
+    shards = tmp_path / "shards"
+    done = hearts("distill", "collect", str(student), "--out", str(shards), "--hands", "8", "--tables", "8",
+                  "--workers", "1", "--determinizations", "2")
+    assert done.returncode == 0, done.stderr
+    examples = json.loads(done.stdout)["examples"]
+    assert examples > 8 * 4  # a dozen card plays with a choice per hand, less the forced ones
+    with np.load(next(shards.glob("shard_*.npz"))) as data:
+        mask = np.unpackbits(data["mask"], axis=1, count=52).astype(bool)
+        values = data["values"]
+        passes = data["kept_probs"]
+    assert np.isfinite(values[mask]).all() and np.isinf(values[~mask]).all()
+    assert (mask.sum(axis=1) > 1).all()  # forced plays are not labelled
+    assert len(passes) > 0 and np.allclose(passes.sum(axis=1), 1)  # the student's own odds at its passes
+    out = tmp_path / "distilled.pt"
+    fitted = hearts("distill", "fit", str(student), "--data", str(shards), "--out", str(out), "--epochs", "1")
+    assert fitted.returncode == 0, fitted.stderr
+    assert json.loads(fitted.stdout)["examples"] == examples
+    load_policy(out, rules=CLASSIC)
+    # The rollout teacher (each legal card played out on the real deal), then a fit by improvement.
+    rolled = tmp_path / "rolled"
+    done = hearts("distill", "collect", str(student), "--out", str(rolled), "--hands", "8", "--tables", "8",
+                  "--workers", "1", "--teacher", "rollout")
+    assert done.returncode == 0, done.stderr
+    with np.load(next(rolled.glob("shard_*.npz"))) as data:
+        mask = np.unpackbits(data["mask"], axis=1, count=52).astype(bool)
+        values, is_pass = data["values"], data["is_pass"]
+        assert json.loads(str(data["meta"]))["teacher"] == "rollout" and len(data["kept_obs"]) == 0
+    assert np.isfinite(values[mask]).all() and np.isinf(values[~mask]).all() and (mask.sum(axis=1) > 1).all()
+    # Passes are labelled too (the hands of seed 1 include passing ones): 13, 12 and 11 cards to choose from.
+    assert is_pass.any() and set(mask[is_pass].sum(axis=1)) <= {11, 12, 13}
+    assert set(np.unique(values[mask])) <= set(range(27))  # one real deal: whole points of one hand
+    second = tmp_path / "second.pt"  # a second round, from the first round's policy, grown to 32 units and scored
+    fitted = hearts("distill", "fit", str(out), "--data", str(rolled), "--out", str(second), "--epochs", "1",
+                    "--loss", "improvement", "--temperature", "0.5", "--hidden", "32", "--card-scorer", "4")
+    assert fitted.returncode == 0, fitted.stderr
+    stats = json.loads(fitted.stdout)
+    assert stats["loss"] == "improvement" and {"pass_regret", "play_regret"} <= set(stats["before"])
+    grown, meta = load_net(second, rules=CLASSIC)
+    lineage = meta["distilled"]
+    assert list(grown.hidden) == [32] and lineage["start_hidden"] == [16]
+    assert grown.card_scorer.width == 4 and meta["card_scorer"] == 4 and lineage["start_card_scorer"] == 0
+    assert (lineage["loss"], lineage["after"]["loss"], lineage["after"]["after"]) == ("improvement", "imitation", None)
+    # Bad input: named, exit code 2.
+    empty = hearts("distill", "fit", str(student), "--data", str(tmp_path / "none"), "--out", str(out))
+    assert empty.returncode == 2 and "no shard" in empty.stderr
+    missing = hearts("distill", "collect", str(tmp_path / "nope.pt"), "--out", str(shards))
+    assert missing.returncode == 2 and "not found" in missing.stderr
+    bad = hearts("distill", "fit", str(student), "--data", str(shards), "--out", str(out), "--temperature", "0")
+    assert bad.returncode == 2 and "--temperature" in bad.stderr
+    narrower = hearts("distill", "fit", str(student), "--data", str(shards), "--out", str(out), "--hidden", "8")
+    assert narrower.returncode == 2 and "cannot grow layers [16] into [8]" in narrower.stderr
+    no_units = hearts("distill", "fit", str(student), "--data", str(shards), "--out", str(out), "--card-scorer", "0")
+    assert no_units.returncode == 2 and "--card-scorer must be 1 or more" in no_units.stderr
+    shrunk = hearts("distill", "fit", str(second), "--data", str(shards), "--out", str(out), "--card-scorer", "2")
+    assert shrunk.returncode == 2 and "cannot shrink the card scorer from 4 units to 2" in shrunk.stderr
+    for args, word in ((["--seed", "-1"], "seed"), (["--opponent", "hardest"], "hardest"),
+                       (["--opponent", "search"], "slow"), (["--out", str(student)], "is a file")):
+        refused = hearts("distill", "collect", str(student), "--out", str(tmp_path / "x"), *args)
+        assert refused.returncode == 2 and word in refused.stderr, (args, refused.stderr)
+    two_player = save(tmp_path / "two.pt", PolicyNet(hidden=[16]),
+                      {"rules": he.Rules.preset("two_player").to_dict(), "iteration": 0})
+    other_rules = hearts("distill", "fit", str(two_player), "--data", str(shards), "--out", str(out))
+    assert other_rules.returncode == 2 and "other rules" in other_rules.stderr
+
+
+@pytest.mark.slow
+def test_rollout_collection_labels_card_plays_passes_or_both_on_the_same_hands(tmp_path):
+    # --no-pass-labels / --no-card-labels: the same hands and the same labels for what is labelled;
+    # the rest kept at the student's own odds instead of played out.
+    torch = pytest.importorskip("torch")
+    from agents.checkpoint import save
+    from agents.policy import PolicyNet
+    from train.distill import load_shards
+
+    torch.manual_seed(0)
+    student = save(tmp_path / "student.pt", PolicyNet(hidden=[16]), {"rules": CLASSIC.to_dict(), "iteration": 0})
+    folders = {}
+    for flag in ("--pass-labels", "--no-pass-labels", "--no-card-labels"):
+        folders[flag] = tmp_path / flag.strip("-")
+        done = hearts("distill", "collect", str(student), "--out", str(folders[flag]), "--hands", "8", "--tables", "8",
+                      "--workers", "1", "--teacher", "rollout", flag)
+        assert done.returncode == 0, done.stderr
+    both, plays = load_shards(folders["--pass-labels"]), load_shards(folders["--no-pass-labels"])
+    passes = load_shards(folders["--no-card-labels"])
+    assert both["is_pass"].any() and not plays["is_pass"].any() and passes["is_pass"].all()
+    assert len(both["kept_obs"]) == 0
+    for only, labelled in ((plays, ~both["is_pass"]), (passes, both["is_pass"])):
+        for name in ("obs", "mask", "values"):
+            np.testing.assert_array_equal(only[name], both[name][labelled])
+        # what the other mode labels is kept, in the order it was met
+        np.testing.assert_array_equal(only["kept_obs"], both["obs"][~labelled])
+        np.testing.assert_array_equal(only["kept_mask"], both["mask"][~labelled])
+        assert np.allclose(only["kept_probs"].sum(axis=1), 1) and not only["kept_probs"][~only["kept_mask"]].any()
+    with np.load(next(folders["--no-pass-labels"].glob("shard_*.npz"))) as data:
+        meta = json.loads(str(data["meta"]))
+        assert meta["pass_labels"] is False and meta["card_labels"] is True
+    with np.load(next(folders["--no-card-labels"].glob("shard_*.npz"))) as data:
+        meta = json.loads(str(data["meta"]))
+        assert meta["pass_labels"] is True and meta["card_labels"] is False
+    # A fit of the passes alone: their regret is reported, there is no card-play regret to report.
+    out = tmp_path / "passes.pt"
+    fitted = hearts("distill", "fit", str(student), "--data", str(folders["--no-card-labels"]), "--out", str(out),
+                    "--epochs", "1", "--loss", "improvement", "--temperature", "0.25")
+    assert fitted.returncode == 0, fitted.stderr
+    stats = json.loads(fitted.stdout)
+    assert "pass_regret" in stats["before"] and "play_regret" not in stats["before"]
+    assert stats["kept_examples"] == len(passes["kept_obs"])
+    # Nothing left to label: refused by name, exit code 2.
+    for extra in (["--teacher", "rollout", "--no-pass-labels"], ["--teacher", "search"]):
+        refused = hearts("distill", "collect", str(student), "--out", str(tmp_path / "x"), "--no-card-labels", *extra)
+        assert refused.returncode == 2 and "--no-card-labels leaves nothing to label" in refused.stderr, refused.stderr
+
+
+def test_shards_load_into_one_array_each_old_and_new_alike(tmp_path):
+    # A shard from before passes were labelled (no is_pass; its kept decisions named pass_*) and a
+    # newer one with an array fitting does not read load as the concatenation of their examples.
+    from train.distill import load_shards
+
+    rng = np.random.default_rng(0)
+    meta = np.array(json.dumps({"rules": CLASSIC.to_dict()}))
+
+    def shard(rows, kept, prefix, **extra):
+        mask = rng.random((rows, 52)) < 0.2
+        return {"meta": meta, "obs": rng.random((rows, 629)).astype(np.float16), "mask": np.packbits(mask, axis=1),
+                "values": np.where(mask, rng.integers(0, 27, (rows, 52)), np.inf).astype(np.float32),
+                f"{prefix}_obs": rng.random((kept, 629)).astype(np.float16),
+                f"{prefix}_mask": np.packbits(rng.random((kept, 52)) < 0.25, axis=1),
+                f"{prefix}_probs": rng.random((kept, 52)).astype(np.float32), **extra}
+
+    old = shard(5, 2, "pass")
+    new = shard(3, 4, "kept", is_pass=np.array([True, False, True]), worlds=np.zeros((3, 4)))
+    np.savez(tmp_path / "shard_1_0000.npz", **old)
+    np.savez(tmp_path / "shard_1_0001.npz", **new)
+    loaded = load_shards(tmp_path)
+    assert loaded["rules"] == CLASSIC.to_dict() and "worlds" not in loaded
+    np.testing.assert_array_equal(loaded["is_pass"], [False] * 5 + [True, False, True])
+    for name in ("obs", "values", "kept_obs", "kept_probs"):
+        old_name = name.replace("kept", "pass")
+        np.testing.assert_array_equal(loaded[name], np.concatenate([old[old_name], new[name]]))
+        assert loaded[name].dtype == new[name].dtype
+    for name in ("mask", "kept_mask"):
+        unpacked = [np.unpackbits(s[name.replace("kept", "pass")] if s is old else s[name], axis=1, count=52)
+                    .astype(bool) for s in (old, new)]
+        np.testing.assert_array_equal(loaded[name], np.concatenate(unpacked))
+
+
+def test_the_teacher_overrules_the_student_only_by_more_than_the_margin():
+    from train.distill import fit_targets
+
+    mask = np.zeros((2, 52), dtype=bool)
+    mask[:, :3] = True
+    values = np.full((2, 52), np.inf)
+    values[0, :3] = [5.0, 4.0, 9.0]  # the student's card 0 is 1 point worse than the best: kept
+    values[1, :3] = [9.0, 4.0, 4.5]  # 5 points worse: the teacher's odds, best card first
+    own = np.zeros((2, 52), dtype=np.float32)
+    own[:, 0], own[:, 2] = 0.9, 0.1
+    target, overruled = fit_targets(values, mask, own, temperature=1.0, margin=2.0)
+    assert overruled.tolist() == [False, True]
+    np.testing.assert_array_equal(target[0], own[0])
+    assert target[1].argmax() == 1 and target[1, 1] > target[1, 2] > target[1, 0] and target[1, 3:].sum() == 0
+    np.testing.assert_allclose(target.sum(axis=1), 1, rtol=1e-6)
+
+
+def one_hand(state):
+    """The same games, stopping when the current hand is scored (as the collected tables do)."""
+    state = state.copy()
+    state.final_hand[:] = state.hand_number
+    return state
+
+
+def test_rollout_labels_play_each_card_out_on_the_real_deal():
+    # The queen position: K♠ takes Q♠ on the real deal, 2♠ leaves it with seat 2.
+    from train.distill import branch, rollout_values
+
+    state = one_hand(queen_position())
+    mask = he.legal_mask(state)
+    hard = make("hard", seed=0)
+    values = rollout_values([branch(state, np.array([0]), mask)], np.array([0]), own=hard, others=hard)[0]
+    king, two = cards.parse_card("KS"), cards.parse_card("2S")
+    assert values[king] >= values[two] + 13
+    assert np.isfinite(values[mask[0]]).all() and np.isinf(values[~mask[0]]).all()
+
+
+@pytest.mark.slow
+@settings(max_examples=4, deadline=None)
+@given(steps=st.integers(0, 45), seed=st.integers(0, 2**32))
+@example(steps=4, seed=1)  # every game mid-pass (seat 1's second pick): the pass labels
+@example(steps=20, seed=2)  # card plays
+def test_batched_rollout_labels_equal_each_card_played_out_alone(steps, seed):
+    # Two batches of decisions finished together give, card by card, the points of playing (or
+    # passing) that card and playing the hand out alone: the bookkeeping of branches, seats and
+    # cards is exact. ``own`` and ``others`` differ, so a seat mix-up would change the points.
+    from agents.search import finish_hands
+    from train.distill import branch, rollout_values
+
+    state = one_hand(random_states(CLASSIC, 12, steps, seed))
+    mask = he.legal_mask(state)
+    rows = (mask.sum(axis=1) > 1).nonzero()[0]
+    if rows.size < 2:
+        return
+    own, others = make("easy", seed=0), make("hard", seed=0)
+    learner = state.current_player.copy()
+    parts = [rows[: rows.size // 2], rows[rows.size // 2:]]
+    values = rollout_values([branch(state, part, mask[part]) for part in parts], learner, own, others)
+    assert values.shape == (rows.size, 52)
+    for i, g in enumerate(np.concatenate(parts)):
+        for card in mask[g].nonzero()[0]:
+            alone = state.take([g])
+            he.step_inplace(alone, np.array([card]))
+            finish_hands(alone, learner[[g]], own, others)
+            assert values[i, card] == alone.last_hand_points[0, learner[g]]
+        assert np.isinf(values[i, ~mask[g]]).all()
+
+
+def test_the_regression_loss_learns_only_differences_between_legal_cards():
+    torch = pytest.importorskip("torch")
+    from train.distill import centered_regression_loss
+
+    mask = torch.zeros((2, 52), dtype=torch.bool)
+    mask[:, :3] = True
+    values = torch.zeros((2, 52))
+    values[0, :3] = torch.tensor([5.0, 4.0, 9.0])
+    values[1, :3] = torch.tensor([13.0, 0.0, 26.0])
+    exact = torch.randn(2, 52)
+    exact[:, :3] = -values[:, :3] + torch.tensor([[3.0], [-7.0]])  # minus the points plus a shift per decision
+    assert centered_regression_loss(exact, values, mask).item() == pytest.approx(0, abs=1e-10)
+    illegal = exact.clone()
+    illegal[:, 3:] = 1e3  # illegal cards count for nothing
+    assert centered_regression_loss(illegal, values, mask).item() == pytest.approx(0, abs=1e-10)
+    wrong = exact.clone()
+    wrong[0, 0] += 2.6  # 0.1 in units of 26 points, on one card of six: centred, 2/3 of it on that card
+    expected = ((0.1 * 2 / 3) ** 2 + 2 * (0.1 / 3) ** 2) / 6
+    assert centered_regression_loss(wrong, values, mask).item() == pytest.approx(expected, rel=1e-4)
+
+
+def test_the_improvement_loss_is_least_at_the_old_odds_times_exp_minus_points_over_t():
+    torch = pytest.importorskip("torch")
+    from train.distill import improvement_loss
+
+    mask = torch.zeros((1, 52), dtype=torch.bool)
+    mask[0, :3] = True
+    old = torch.log(torch.tensor([[0.7, 0.2, 0.1] + [1e-9] * 49]))
+    values = torch.zeros((1, 52))
+    values[0, :3] = torch.tensor([6.0, 4.0, 13.0])
+    t = 2.0
+    best = torch.where(mask, old - values / t, torch.full_like(old, -1e9)).requires_grad_()
+    improvement_loss(best, values, mask, old, t).backward()
+    assert best.grad.abs().max().item() < 1e-6  # the minimum: no gradient
+    at_best = improvement_loss(best.detach(), values, mask, old, t).item()
+    for logits in (old.clone(), best.detach() + torch.tensor([0.3, -0.2, 0.0] + [0.0] * 49)):
+        assert improvement_loss(logits, values, mask, old, t).item() > at_best + 1e-4
+    # Linear in the points: the loss of the mean of two labels is the mean of their losses.
+    other = values.clone()
+    other[0, :3] = torch.tensor([0.0, 26.0, 1.0])
+    mean = improvement_loss(best.detach(), (values + other) / 2, mask, old, t)
+    halves = (improvement_loss(best.detach(), values, mask, old, t) + improvement_loss(best.detach(), other, mask, old, t)) / 2
+    assert mean.item() == pytest.approx(halves.item(), rel=1e-6)
