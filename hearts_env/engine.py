@@ -32,7 +32,7 @@ import numpy as np
 
 from . import cards, deal, passing, play, scoring
 from .rules import Rules
-from .state import OVER, PASS, PHASE_NAMES, PLAY, State
+from .state import OVER, PASS, PHASE_NAMES, PLAY, State, flat
 
 
 class IllegalActionError(ValueError):
@@ -184,7 +184,9 @@ def step_inplace(state: State, actions: np.ndarray | Sequence[int], games: np.nd
 def validate_actions(
     state: State, actions: np.ndarray | Sequence[int], games: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``(actions as int64, which games act)``, or :class:`IllegalActionError` naming the first illegal one."""
+    """``(actions as int64, which games act)``, or :class:`IllegalActionError` naming the first illegal one.
+
+    Only the acting games' entries of the returned actions are meaningful (the others are not checked)."""
     actions = np.asarray(actions)
     if actions.shape != (state.batch_size,):
         raise IllegalActionError(
@@ -192,7 +194,7 @@ def validate_actions(
         )
     if actions.dtype.kind not in "iu":
         raise IllegalActionError(f"actions must be integer card ids 0..51, got dtype {actions.dtype}")
-    actions = actions.astype(np.int64)
+    actions = actions.astype(np.int64, copy=False)
     acting = state.phase != OVER
     if games is not None:
         chosen = np.zeros(state.batch_size, dtype=bool)
@@ -204,7 +206,7 @@ def validate_actions(
     if not ok.all():
         game = int(np.flatnonzero(~ok)[0])
         raise IllegalActionError(describe_illegal(state, game, int(actions[game])))
-    return np.where(acting, actions, 0), acting
+    return actions, acting
 
 
 def describe_illegal(state: State, game: int, action: int) -> str:
@@ -216,17 +218,19 @@ def describe_illegal(state: State, game: int, action: int) -> str:
 
 
 def _apply(state: State, actions: np.ndarray, acting: np.ndarray) -> None:
-    _record(state, acting.nonzero()[0], actions)
-    phase = state.phase
-    passing_games = ((phase == PASS) & acting).nonzero()[0]
-    playing_games = ((phase == PLAY) & acting).nonzero()[0]
+    games = acting.nonzero()[0]
+    actions = actions[games]
+    _record(state, games, actions)
+    passing_now = state.phase[games] == PASS
+    passing_games, passing_actions = games[passing_now], actions[passing_now]
+    playing_games, playing_actions = games[~passing_now], actions[~passing_now]
     if passing_games.size:
-        exchanged = passing.choose(state, passing_games, actions[passing_games])
+        exchanged = passing.choose(state, passing_games, passing_actions)
         if exchanged.size:
             passing.exchange(state, exchanged)
             _start_play(state, exchanged)
     if playing_games.size:
-        tricks_done = play.play_card(state, playing_games, actions[playing_games])
+        tricks_done = play.play_card(state, playing_games, playing_actions)
         if tricks_done.size:
             hands_done = play.finish_trick(state, tricks_done)
             if hands_done.size:
@@ -235,12 +239,18 @@ def _apply(state: State, actions: np.ndarray, acting: np.ndarray) -> None:
 
 
 def _record(state: State, games: np.ndarray, actions: np.ndarray) -> None:
-    """Append each acting game's action to the hand's history; no hand has ended yet."""
-    at = state.history_length[games]
-    state.history[games, at] = actions[games]
-    state.history_seat[games, at] = state.current_player[games]
-    state.history_length[games] = at + 1
-    state.hand_over[games] = False
+    """Append each acting game's action (``actions[i]`` of ``games[i]``) to its hand's history."""
+    if games.size == state.batch_size:  # every game acts (the common case): no gathers
+        at = games * state.history.shape[1] + state.history_length  # flat indices: one write per array
+        flat(state.history)[at] = actions
+        flat(state.history_seat)[at] = state.current_player
+        state.history_length += 1
+        return
+    length = state.history_length[games]
+    at = games * state.history.shape[1] + length
+    flat(state.history)[at] = actions
+    flat(state.history_seat)[at] = state.current_player[games]
+    state.history_length[games] = length + 1
 
 
 def _update_legal(state: State) -> None:
@@ -267,8 +277,6 @@ def _start_hand(state: State, games: np.ndarray, hands: np.ndarray, dead: np.nda
     state.dead[games] = dead
     for name in ("passed", "played", "taken", "history_length"):
         getattr(state, name)[games] = 0
-    state.history[games] = -1
-    state.history_seat[games] = -1
     state.voids[games] = False
     state.trick[games] = -1
     state.num_in_trick[games] = 0
@@ -300,18 +308,27 @@ def _finish_hand(state: State, games: np.ndarray) -> None:
     state.last_hand_moon[games] = (rules.moon != "off") & scoring.moon_shooter(rules, state.taken[games],
                                                                               state.dead[games])
     # The whole scored hand is kept: the next one is dealt in this same step.
-    state.hand_over[games] = True
     state.last_hand_number[games] = state.hand_number[games]
     state.last_hand_won[games] = state.taken[games]
     state.last_hand_dealt[games] = state.dealt[games]
     state.last_hand_dead[games] = state.dead[games]
-    state.last_hand_history[games] = state.history[games]
-    state.last_hand_history_seat[games] = state.history_seat[games]
     state.last_hand_length[games] = state.history_length[games]
     decided = scoring.game_over(rules, totals)
     state.winner[games[decided]] = totals[decided].argmin(axis=1)
     over = decided | (state.hand_number[games] == state.final_hand[games])
     finished, going_on = games[over], games[~over]
+    # The scored hand's actions move to last_hand_*; a game going on starts an empty history (a
+    # finished game keeps its last hand's, like its other arrays).
+    if going_on.size == state.batch_size:  # every game goes on to a new hand: swap, copy nothing
+        state.last_hand_history, state.history = state.history, state.last_hand_history
+        state.last_hand_history_seat, state.history_seat = state.history_seat, state.last_hand_history_seat
+        state.history.fill(-1)
+        state.history_seat.fill(-1)
+    else:
+        state.last_hand_history[games] = state.history[games]
+        state.last_hand_history_seat[games] = state.history_seat[games]
+        state.history[going_on] = -1
+        state.history_seat[going_on] = -1
     state.phase[finished] = OVER
     state.current_player[finished] = -1
     if going_on.size:

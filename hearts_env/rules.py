@@ -1,6 +1,6 @@
 """Rules: one frozen, validated value naming every option of the rule texts, and the presets.
 
-Every bullet of ``../shared/rules/SUMMARY.md`` that is an option is a named field here; the engine
+Every option of the rule texts (``docs/rules.md``) is a named field here; the engine
 reads nothing else. A ``Rules`` value is immutable and hashable, so it can key caches and be stored
 in checkpoints, deal sets and game records (``to_dict`` / ``from_dict`` round-trip exactly).
 

@@ -26,13 +26,13 @@ Layout (``shape dtype``: meaning)::
     legal           [N]     uint64  the legal cards of the player to act (empty when over)
     winner          [N]     int64   seat that won the game, -1 while it goes on (or not decided)
     final_hand      [N]     int64   hand number after which play stops (single-hand episodes), -1 = none
-    history         [N, L]  int8    cards acted this hand in order (pass picks, then plays), -1 = none yet
+    history         [N, L]  int8    cards acted this hand in order (pass picks, then plays), -1 past them
     history_seat    [N, L]  int8    the seat that acted each of them
     history_length  [N]     int64   actions taken this hand
 
-What just happened (read after a step; a game's fields change only when that game acts)::
+What just happened (read after a step; a game's fields change only when that game acts; the
+property ``hand_over`` says that the game's last action ended a hand)::
 
-    hand_over       [N]     bool    the game's last action ended a hand (it was scored just now)
     last_trick      [N, P]  int64   card each seat played to the last completed trick, -1 = none yet
     last_trick_leader [N]   int64   seat that led it, -1 = none yet
     last_trick_winner [N]   int64   seat that won it, -1 = none yet
@@ -83,7 +83,7 @@ _ARRAY_FIELDS = (
     "seed", "hand_number", "phase", "current_player", "scores", "dealt",
     "dead", "hands", "passed", "played", "taken", "voids", "trick", "leader", "num_in_trick",
     "trick_number", "hearts_broken", "legal", "winner", "final_hand", "history", "history_seat",
-    "history_length", "hand_over", "last_trick", "last_trick_leader", "last_trick_winner", "last_hand_number",
+    "history_length", "last_trick", "last_trick_leader", "last_trick_winner", "last_hand_number",
     "last_hand_points", "last_hand_moon", "last_hand_won", "last_hand_dealt", "last_hand_dead",
     "last_hand_history", "last_hand_history_seat", "last_hand_length",
 )
@@ -117,7 +117,6 @@ class State:
     history: np.ndarray
     history_seat: np.ndarray
     history_length: np.ndarray
-    hand_over: np.ndarray
     last_trick: np.ndarray
     last_trick_leader: np.ndarray
     last_trick_winner: np.ndarray
@@ -146,7 +145,7 @@ class State:
             leader=i64(n), num_in_trick=i64(n), trick_number=i64(n),
             hearts_broken=np.zeros(n, dtype=bool), legal=u64(n), winner=none(n), final_hand=none(n),
             history=no_cards(), history_seat=no_cards(), history_length=i64(n),
-            hand_over=np.zeros(n, dtype=bool), last_trick=none(n, p), last_trick_leader=none(n),
+            last_trick=none(n, p), last_trick_leader=none(n),
             last_trick_winner=none(n), last_hand_number=none(n), last_hand_points=i64(n, p),
             last_hand_moon=np.zeros((n, p), dtype=bool), last_hand_won=u64(n, p), last_hand_dealt=u64(n, p),
             last_hand_dead=u64(n), last_hand_history=no_cards(), last_hand_history_seat=no_cards(),
@@ -160,6 +159,14 @@ class State:
     @property
     def num_players(self) -> int:
         return self.rules.num_players
+
+    @property
+    def hand_over(self) -> np.ndarray:
+        """``[N]`` bool: the game's last action ended a hand (scored in ``last_hand_*``).
+
+        Derived, not stored: right after a hand is scored, the next hand has no action yet (or
+        the game is over, and nothing follows)."""
+        return ((self.history_length == 0) & (self.last_hand_number >= 0)) | (self.phase == OVER)
 
     @property
     def done(self) -> np.ndarray:

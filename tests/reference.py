@@ -1,6 +1,6 @@
 """An independent, deliberately plain reference implementation of ONE hand of Hearts.
 
-It is written from ``shared/rules/SUMMARY.md`` and the project's decisions, with Python sets and
+It is written from the project's reading of the rules (``docs/rules.md``), with Python sets and
 lists of card ids, one game at a time, and shares no logic with the batched engine: from the
 engine package it reads only ``Rules`` option fields (and ``cards.card_text`` for messages).
 The property tests step it side by side with the engine and compare every decision.

@@ -140,37 +140,39 @@ def test_rollout_collection_labels_card_plays_passes_or_both_on_the_same_hands(t
         assert refused.returncode == 2 and "--no-card-labels leaves nothing to label" in refused.stderr, refused.stderr
 
 
-def test_shards_load_into_one_array_each_old_and_new_alike(tmp_path):
-    # A shard from before passes were labelled (no is_pass; its kept decisions named pass_*) and a
-    # newer one with an array fitting does not read load as the concatenation of their examples.
+def test_shards_load_into_one_array_each(tmp_path):
+    # Two shards (one with an array fitting does not read) load as the concatenation of their
+    # examples; a file lacking a shard array is refused by name.
     from train.distill import load_shards
 
     rng = np.random.default_rng(0)
     meta = np.array(json.dumps({"rules": CLASSIC.to_dict()}))
 
-    def shard(rows, kept, prefix, **extra):
+    def shard(rows, kept, **extra):
         mask = rng.random((rows, 52)) < 0.2
         return {"meta": meta, "obs": rng.random((rows, 629)).astype(np.float16), "mask": np.packbits(mask, axis=1),
                 "values": np.where(mask, rng.integers(0, 27, (rows, 52)), np.inf).astype(np.float32),
-                f"{prefix}_obs": rng.random((kept, 629)).astype(np.float16),
-                f"{prefix}_mask": np.packbits(rng.random((kept, 52)) < 0.25, axis=1),
-                f"{prefix}_probs": rng.random((kept, 52)).astype(np.float32), **extra}
+                "is_pass": rng.random(rows) < 0.5,
+                "kept_obs": rng.random((kept, 629)).astype(np.float16),
+                "kept_mask": np.packbits(rng.random((kept, 52)) < 0.25, axis=1),
+                "kept_probs": rng.random((kept, 52)).astype(np.float32), **extra}
 
-    old = shard(5, 2, "pass")
-    new = shard(3, 4, "kept", is_pass=np.array([True, False, True]), worlds=np.zeros((3, 4)))
-    np.savez(tmp_path / "shard_1_0000.npz", **old)
-    np.savez(tmp_path / "shard_1_0001.npz", **new)
+    first, second = shard(5, 2), shard(3, 4, worlds=np.zeros((3, 4)))
+    np.savez(tmp_path / "shard_1_0000.npz", **first)
+    np.savez(tmp_path / "shard_1_0001.npz", **second)
     loaded = load_shards(tmp_path)
     assert loaded["rules"] == CLASSIC.to_dict() and "worlds" not in loaded
-    np.testing.assert_array_equal(loaded["is_pass"], [False] * 5 + [True, False, True])
-    for name in ("obs", "values", "kept_obs", "kept_probs"):
-        old_name = name.replace("kept", "pass")
-        np.testing.assert_array_equal(loaded[name], np.concatenate([old[old_name], new[name]]))
-        assert loaded[name].dtype == new[name].dtype
+    for name in ("obs", "values", "is_pass", "kept_obs", "kept_probs"):
+        np.testing.assert_array_equal(loaded[name], np.concatenate([first[name], second[name]]))
+        assert loaded[name].dtype == second[name].dtype
     for name in ("mask", "kept_mask"):
-        unpacked = [np.unpackbits(s[name.replace("kept", "pass")] if s is old else s[name], axis=1, count=52)
-                    .astype(bool) for s in (old, new)]
+        unpacked = [np.unpackbits(s[name], axis=1, count=52).astype(bool) for s in (first, second)]
         np.testing.assert_array_equal(loaded[name], np.concatenate(unpacked))
+    broken = dict(first)
+    del broken["is_pass"]
+    np.savez(tmp_path / "shard_1_0002.npz", **broken)
+    with pytest.raises(ValueError, match="lacks is_pass"):
+        load_shards(tmp_path)
 
 
 def test_the_teacher_overrules_the_student_only_by_more_than_the_margin():
@@ -204,7 +206,7 @@ def test_rollout_labels_play_each_card_out_on_the_real_deal():
     state = one_hand(queen_position())
     mask = he.legal_mask(state)
     hard = make("hard", seed=0)
-    values = rollout_values([branch(state, np.array([0]), mask)], np.array([0]), own=hard, others=hard)[0]
+    values = rollout_values([branch(state, np.array([0]), np.array([0]), mask)], np.array([0]), own=hard, others=hard)[0]
     king, two = cards.parse_card("KS"), cards.parse_card("2S")
     assert values[king] >= values[two] + 13
     assert np.isfinite(values[mask[0]]).all() and np.isinf(values[~mask[0]]).all()
@@ -230,7 +232,7 @@ def test_batched_rollout_labels_equal_each_card_played_out_alone(steps, seed):
     own, others = make("easy", seed=0), make("hard", seed=0)
     learner = state.current_player.copy()
     parts = [rows[: rows.size // 2], rows[rows.size // 2:]]
-    values = rollout_values([branch(state, part, mask[part]) for part in parts], learner, own, others)
+    values = rollout_values([branch(state, part, part, mask[part]) for part in parts], learner, own, others)
     assert values.shape == (rows.size, 52)
     for i, g in enumerate(np.concatenate(parts)):
         for card in mask[g].nonzero()[0]:

@@ -43,14 +43,18 @@ def test_records_rebuild_the_engines_observation_and_mask(rules):
 def test_the_unseen_cards_respect_what_play_revealed():
     """A seat that showed a void gets no card of that suit in the rebuilt state."""
     rules = he.Rules.preset("classic")
+    checked = voids_seen = 0
     for state in sample_states(rules, 3, seed=5):
         if state.trick_number[0] < 7:
             continue
+        checked += 1
         rebuilt, seat = seat_record.to_state(seat_record.from_state(state))
         for s in range(4):
             for suit in range(4):
                 if rebuilt.voids[0, s, suit]:
+                    voids_seen += 1
                     assert not rebuilt.hands[0, s] & he.cards.SUIT_BITS[suit]
+    assert checked > 20 and voids_seen > 0
 
 
 def test_impossible_records_get_clear_errors(exported):

@@ -76,7 +76,7 @@ def collect_shard(student_path: str, out: Path, hands: int, seed: int, tables: i
         raise ValueError("nothing to label: the search teacher labels card plays only, and the rollout teacher "
                          "needs card plays, passes or both")
     # A pass label plays a whole hand out for each of 11 to 13 cards: over half of the rollout
-    # teacher's work goes into passes, whose labels are the noisiest (docs/training.md).
+    # teacher's work goes into passes, whose labels are also the noisiest.
     label_passes = teacher == "rollout" and pass_labels
     label_plays = card_labels
     search = (SearchAgent(rules_value, rollout=opponent, own=student, determinizations=determinizations, seed=seed)
@@ -187,10 +187,8 @@ def policy_probs(net, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return out
 
 
-# The arrays of a shard that fitting reads (others, such as a research branch's, are left on disk).
+# The arrays of a shard that fitting reads (any others are left on disk).
 SHARD_ARRAYS = ("obs", "mask", "values", "is_pass", "kept_obs", "kept_mask", "kept_probs")
-# Shards from before card plays could be kept called the kept decisions (passes only, then) pass_*.
-OLD_NAMES = {"pass_obs": "kept_obs", "pass_mask": "kept_mask", "pass_probs": "kept_probs"}
 
 
 def load_shards(folder: Path) -> dict[str, np.ndarray]:
@@ -204,22 +202,20 @@ def load_shards(folder: Path) -> dict[str, np.ndarray]:
     if not paths:
         raise FileNotFoundError(f"no shard_*.npz files in {folder}")
     headers = [_array_headers(path) for path in paths]
-    # Per shard: the name fitting reads -> the name stored in the file (older shards' pass_* names).
-    stored = [{OLD_NAMES.get(name, name): name for name in header} for header in headers]
-    headers = [{name: header[file_name] for name, file_name in names.items()} for header, names in zip(headers, stored)]
-    for header in headers:  # shards from before passes were labelled: card plays only (their rows stay False)
-        header.setdefault("is_pass", ((header["values"][0][0],), np.dtype(bool)))
+    for path, header in zip(paths, headers):
+        missing = [name for name in SHARD_ARRAYS if name not in header]
+        if missing:
+            raise ValueError(f"{path} is not a shard of `hearts distill collect`: it lacks {', '.join(missing)}")
     out = {name: np.zeros((sum(h[name][0][0] for h in headers), *headers[0][name][0][1:]), headers[0][name][1])
            for name in SHARD_ARRAYS}
     filled = dict.fromkeys(SHARD_ARRAYS, 0)
     rules = set()
-    for path, header, names in zip(paths, headers, stored):
+    for path, header in zip(paths, headers):
         with np.load(path, allow_pickle=False) as data:
             rules.add(json.dumps(json.loads(str(data["meta"]))["rules"], sort_keys=True))
             for name in SHARD_ARRAYS:
                 rows = header[name][0][0]
-                if name in names:
-                    out[name][filled[name]:filled[name] + rows] = data[names[name]]
+                out[name][filled[name]:filled[name] + rows] = data[name]
                 filled[name] += rows
     if len(rules) > 1:
         raise ValueError(f"the shards in {folder} were collected under different rules; keep one rule set per folder")
