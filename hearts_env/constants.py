@@ -24,6 +24,7 @@ class RuleConstants:
     jack_bit: np.uint64
     # Cards that may not be led before hearts are broken (hearts, and Q♠ when it waits).
     unbroken_lead_bits: np.uint64
+    next_seat: np.ndarray  # [P] the seat after each seat in play order (a gather is cheaper than ``% P``)
 
 
 _CACHE: dict[int, tuple[Rules, RuleConstants]] = {}
@@ -62,4 +63,5 @@ def _compute(rules: Rules) -> RuleConstants:
         queen_bit=queen,
         jack_bit=cards.BIT[cards.JACK_OF_DIAMONDS],
         unbroken_lead_bits=np.uint64(unbroken),
+        next_seat=np.roll(np.arange(rules.num_players), -1),
     )

@@ -255,9 +255,12 @@ def _record(state: State, games: np.ndarray, actions: np.ndarray) -> None:
 
 def _update_legal(state: State) -> None:
     """Recompute the legal set of every game's seat to act."""
-    legal = np.zeros(state.batch_size, dtype=np.uint64)
     passing_games = (state.phase == PASS).nonzero()[0]
     playing_games = (state.phase == PLAY).nonzero()[0]
+    if playing_games.size == state.batch_size:  # every game is playing a card: no scatter
+        state.legal = play.legal_plays(state, playing_games)
+        return
+    legal = np.zeros(state.batch_size, dtype=np.uint64)
     if passing_games.size:
         legal[passing_games] = passing.legal_passes(state, passing_games)
     if playing_games.size:

@@ -21,7 +21,8 @@ the search's rollouts, the Gym env's opponents, export sampling, the terminal ga
 At each step the games are grouped by the agent sitting at the seat to act, and each agent is
 called once, on its rows in increasing game order; agents draw from their own generators, so a
 game plays the same whatever else is in the batch. The state is updated in place. Finished games
-are dropped from the working batch as they accumulate, so the tail of a batch stays cheap.
+are dropped from the working batch once they are the majority, so the tail of a batch stays cheap
+(games waiting for the caller stay: they are usually back at the next call).
 """
 
 from __future__ import annotations
@@ -110,17 +111,17 @@ def play(
     max_steps = MAX_HANDS * (state.rules.deck_size + p * state.rules.pass_count)
     try:
         for _ in range(max_steps):
+            live = ~work.done
+            if int(live.sum()) < work.batch_size // 2:  # drop finished games so observing stays cheap
+                keep, drop = live.nonzero()[0], (~live).nonzero()[0]
+                if work is not state:  # (the caller's own state already holds the dropped games)
+                    state.assign(ids[drop], work.take(drop))
+                work, ids, running, live = work.take(keep), ids[keep], running[keep], live[keep]
             who = seating[ids, np.maximum(work.current_player, 0)]
-            active = running & ~work.done & (who >= 0)
+            active = running & live & (who >= 0)
             count = int(active.sum())
             if count == 0:
                 return decisions
-            if count < work.batch_size // 2:  # drop waiting games so observing stays cheap
-                keep = active.nonzero()[0]
-                if work is not state:  # (the caller's own state already holds the dropped games)
-                    state.assign(ids[~active], work.take((~active).nonzero()[0]))
-                work, ids, running, who = work.take(keep), ids[keep], running[keep], who[keep]
-                active = np.ones(keep.size, dtype=bool)
             rows = active.nonzero()[0]
             obs = observe(work, out=buffer[:work.batch_size])
             mask = engine.legal_mask(work)

@@ -11,7 +11,7 @@ import numpy as np
 
 from . import cards
 from .constants import constants
-from .state import State, flat
+from .state import State, every_or, flat
 
 
 def opening_card_bits(state: State, games: np.ndarray) -> np.ndarray:
@@ -28,10 +28,11 @@ def legal_plays(state: State, games: np.ndarray) -> np.ndarray:
     """The legal cards of the seat to act in each game (which must be in the play phase)."""
     c = constants(state.rules)
     p = c.num_players
-    hand = flat(state.hands)[games * p + state.current_player[games]]
-    leading = state.num_in_trick[games] == 0
-    first_trick = state.trick_number[games] == 0
-    led_card = flat(state.trick)[games * p + state.leader[games]]
+    rows = every_or(games, state.batch_size)
+    hand = flat(state.hands)[games * p + state.current_player[rows]]
+    leading = state.num_in_trick[rows] == 0
+    first_trick = state.trick_number[rows] == 0
+    led_card = flat(state.trick)[games * p + state.leader[rows]]
     # 1. Follow suit if you can; otherwise any card.
     of_led_suit = hand & cards.SUIT_BITS[np.maximum(led_card, 0) // cards.NUM_RANKS]
     legal = np.where(~leading & (of_led_suit != 0), of_led_suit, hand)
@@ -43,7 +44,7 @@ def legal_plays(state: State, games: np.ndarray) -> np.ndarray:
     #    unless the leader holds nothing else.
     if c.unbroken_lead_bits:
         other = legal & ~c.unbroken_lead_bits
-        legal = np.where(leading & ~state.hearts_broken[games] & (other != 0), other, legal)
+        legal = np.where(leading & ~state.hearts_broken[rows] & (other != 0), other, legal)
     # 4. First-trick protection: no heart and no Q♠ on trick one, unless nothing else is legal.
     if state.rules.first_trick_protection:
         safe = legal & ~c.point_bits
@@ -55,7 +56,8 @@ def play_card(state: State, games: np.ndarray, actions: np.ndarray) -> np.ndarra
     """Play one card per game; returns the games whose trick is now complete."""
     c = constants(state.rules)
     p = c.num_players
-    seat = state.current_player[games]
+    rows = every_or(games, state.batch_size)
+    seat = state.current_player[rows]
     at = games * p + seat  # index into the flattened [N, P] arrays
     bit = cards.BIT[actions]
     hands, played = flat(state.hands), flat(state.played)
@@ -63,9 +65,9 @@ def play_card(state: State, games: np.ndarray, actions: np.ndarray) -> np.ndarra
     played[at] = played[at] | bit
     flat(state.trick)[at] = actions
     suit = actions // cards.NUM_RANKS
-    in_trick = state.num_in_trick[games]
+    in_trick = state.num_in_trick[rows]
     leading = in_trick == 0
-    led_card = np.where(leading, actions, flat(state.trick)[games * p + state.leader[games]])
+    led_card = np.where(leading, actions, flat(state.trick)[games * p + state.leader[rows]])
     led_suit = led_card // cards.NUM_RANKS
     not_following = suit != led_suit
     # A seat that does not follow shows everyone it is void in the led suit.
@@ -78,10 +80,10 @@ def play_card(state: State, games: np.ndarray, actions: np.ndarray) -> np.ndarra
         breaks |= actions == cards.QUEEN_OF_SPADES
     if breaks.any():
         state.hearts_broken[games[breaks]] = True
-    in_trick += 1
+    in_trick = in_trick + 1  # (not +=: with every game, in_trick is a view of the state)
     complete = in_trick == p
-    state.num_in_trick[games] = np.where(complete, 0, in_trick)
-    state.current_player[games] = (seat + 1) % p
+    state.num_in_trick[rows] = np.where(complete, 0, in_trick)
+    state.current_player[rows] = c.next_seat[seat]
     return games[complete]
 
 
@@ -101,19 +103,25 @@ def trick_winner(trick: np.ndarray, leader: np.ndarray, trump: int) -> np.ndarra
 def finish_trick(state: State, games: np.ndarray) -> np.ndarray:
     """Give each complete trick to its winner, who leads next; returns games whose hand ended."""
     c = constants(state.rules)
-    trick = state.trick[games]
-    winner = trick_winner(trick, state.leader[games], c.trump)
+    rows = every_or(games, state.batch_size)
+    trick = state.trick[rows]
+    winner = trick_winner(trick, state.leader[rows], c.trump)
     won = cards.BIT[trick[:, 0]]
     for seat in range(1, c.num_players):
         won = won | cards.BIT[trick[:, seat]]
     taken = flat(state.taken)
     at = games * c.num_players + winner
     taken[at] = taken[at] | won
-    state.last_trick[games] = trick
-    state.last_trick_leader[games] = state.leader[games]
-    state.last_trick_winner[games] = winner
-    state.trick[games] = -1
-    state.leader[games] = winner
-    state.current_player[games] = winner
-    state.trick_number[games] += 1
-    return games[state.trick_number[games] == c.hand_size]
+    # The finished trick stays readable as the last trick; the table is cleared for the next one.
+    state.last_trick_leader[rows] = state.leader[rows]
+    state.last_trick_winner[rows] = winner
+    if isinstance(rows, slice):  # every game's trick ended: swap the arrays instead of copying
+        state.last_trick, state.trick = state.trick, state.last_trick
+        state.trick.fill(-1)
+    else:
+        state.last_trick[games] = trick
+        state.trick[games] = -1
+    state.leader[rows] = winner
+    state.current_player[rows] = winner
+    state.trick_number[rows] += 1
+    return games[state.trick_number[rows] == c.hand_size]

@@ -72,6 +72,12 @@ def history_length(rules: Rules) -> int:
     return rules.num_players * (rules.pass_count + rules.hand_size)
 
 
+def every_or(games: np.ndarray, batch_size: int) -> np.ndarray | slice:
+    """``games`` (sorted, distinct, as the step passes them) as an index, or ``slice(None)`` when it
+    names every game of the batch (the common case: slicing makes views where indexing copies)."""
+    return slice(None) if games.size == batch_size else games
+
+
 def flat(array: np.ndarray) -> np.ndarray:
     """A 1-D view of a state array, for fast ``game * P + seat`` indexing (never a copy)."""
     view = array.view()
