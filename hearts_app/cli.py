@@ -10,12 +10,10 @@ import argparse
 import importlib
 import json
 import sys
-import time
 from pathlib import Path
 
-import numpy as np
 
-from hearts_env import engine, render
+from hearts_env import engine, loop, render
 from hearts_env.rules import PRESETS, Rules, RulesError
 from hearts_env.settings_files import apply_overrides, read_mapping
 
@@ -60,17 +58,19 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """Play one random game, showing the table at a few moments, then run the benchmark."""
+    from agents import make
+
     rules = load_rules(args.rules, args.rule)
     state = engine.init(rules, 1, seed=args.seed)
-    rng = np.random.default_rng(args.seed)
     print(f"A random-play game of '{rules.name}' (seed {args.seed}):\n")
     print(render.render(state))
-    hand = 0
-    while not state.done[0]:
-        state = engine.step(state, bench.random_actions(state.legal, rng))
-        if state.hand_number[0] != hand or state.done[0]:
-            print(f"\nhand {hand + 1} gave {state.last_hand_points[0].tolist()}; totals {state.scores[0].tolist()}")
-            hand = int(state.hand_number[0])
+
+    def report(ended: loop.HandsEnded) -> None:
+        hand = ended.state
+        print(f"\nhand {int(hand.last_hand_number[0]) + 1} gave {hand.last_hand_points[0].tolist()}; "
+              f"totals {hand.scores[0].tolist()}")
+
+    loop.play(state, [make("random", seed=args.seed, rules=rules)], [0] * rules.num_players, on_hand_end=report)
     print("\n" + render.render(state))
     if args.no_bench:
         return 0

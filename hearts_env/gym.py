@@ -32,7 +32,7 @@ from gymnasium.vector.utils import batch_space
 from . import engine, loop
 from .aec import RESET_OPTIONS, check_episode, resolve_rules
 from .engine import IllegalActionError
-from .observe import OBS_DIM, observe
+from .observe import observe
 from .render import render as render_text
 from .rules import Rules
 from .spaces import action_space, observation_box

@@ -342,21 +342,21 @@ def _play_state(r: SeatRecord) -> State:
     # First replay: the other seats hold only their known cards, so every play is checked against
     # what they surely held, and we learn which unseen cards each of them may also have held.
     placement = _place(unseen, room, dead, {s: set(unseen) for s in known}, rules.dead_cards)
-    shadow, passes = _deal(r, _post_exchange(r, known, placement))
-    _replay_passes(shadow, passes)
+    known_only, passes = _deal(r, _post_exchange(r, known, placement))
+    _replay_passes(known_only, passes)
     for s in known:
-        shadow.hands[0, s] = _bits(known[s])
-    shadow.legal[:] = play.legal_plays(shadow, np.arange(1))
+        known_only.hands[0, s] = _bits(known[s])
+    known_only.legal[:] = play.legal_plays(known_only, np.arange(1))
     allowed = {s: set(unseen) for s in known}
-    probe_cards = np.array(unseen, dtype=np.int64)
+    candidates = np.array(unseen, dtype=np.int64)
     for t, seat, card in r.plays():
-        if seat != me and probe_cards.size:
-            probes = shadow.take(np.zeros(probe_cards.size, dtype=np.int64))
-            probes.hands[:, seat] |= cards.BIT[probe_cards]
-            ok = (play.legal_plays(probes, np.arange(probe_cards.size)) >> np.uint64(card)) & np.uint64(1)
-            allowed[seat] &= set(probe_cards[ok.astype(bool)].tolist())
-        _play(shadow, r, t, seat, card)
-    _check_turn(shadow, r)
+        if seat != me and candidates.size:
+            what_ifs = known_only.take(np.zeros(candidates.size, dtype=np.int64))
+            what_ifs.hands[:, seat] |= cards.BIT[candidates]
+            ok = (play.legal_plays(what_ifs, np.arange(candidates.size)) >> np.uint64(card)) & np.uint64(1)
+            allowed[seat] &= set(candidates[ok.astype(bool)].tolist())
+        _play(known_only, r, t, seat, card)
+    _check_turn(known_only, r)
     # Second replay, on a full deal that respects what was learnt: the state we observe.
     placement = _place(unseen, room, dead, allowed, rules.dead_cards)
     state, passes = _deal(r, _post_exchange(r, known, placement))

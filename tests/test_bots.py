@@ -7,7 +7,6 @@ from hypothesis import given, settings, strategies as st
 import hearts_env as he
 from agents import available, make
 from hearts_env import cards
-from hearts_app.bench import random_actions
 from hearts_env.observe import observe
 from tests.scripted import game, play
 from tests.test_observe import VARIANTS, random_states, relabel_hidden

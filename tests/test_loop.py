@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import hearts_env as he
-from hearts_env import cards, engine, loop
+from hearts_env import engine, loop
 from hearts_env.observe import observe
 
 CLASSIC = he.Rules.preset("classic")

@@ -189,7 +189,7 @@ def test_worlds_of_real_games_fit_what_the_seat_saw(rules, steps, seed):
     state = random_positions(rules, 16, steps, seed)
     if not state.batch_size:
         return
-    n, k, p = state.batch_size, 12, rules.num_players
+    n, k, _p = state.batch_size, 12, rules.num_players
     view = worlds.seat_view(state)
     games = np.arange(n)
     seat = state.current_player

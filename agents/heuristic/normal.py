@@ -30,7 +30,7 @@ from hearts_env import cards
 from . import easy
 from .base import RuleBot
 from .easy import keepers, safe_discards, without
-from .table import AS, HEARTS, HIGH_RANK, KS, LOW_RANK, QS, SPADES, SPADES_BELOW_QUEEN, RANKS, SUITS, Table, pick
+from .table import AS, HEARTS, HIGH_RANK, KS, LOW_RANK, QS, SPADES_BELOW_QUEEN, RANKS, SUITS, Table, pick
 
 PASS_COUNT = 3
 HIGH_HEARTS = HEARTS & ~((cards.BIT[cards.card_id(cards.HEARTS, 9)]) - np.uint64(1))  # J♥ and up
