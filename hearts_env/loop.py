@@ -134,17 +134,18 @@ def play(
                     raise AgentError(f"agent {agent_name(agents[index])!r} returned {chosen.shape[0]} actions "
                                      f"for {mine.size} decisions", int(index))
                 actions[mine] = chosen
+            chosen = actions[rows]
+            legal = (chosen >= 0) & (chosen < mask.shape[1]) & mask[rows, np.clip(chosen, 0, mask.shape[1] - 1)]
+            if not legal.all():  # refused before any hook sees the step, naming the caller's game
+                bad = rows[~legal][0]
+                index = int(agent_of[bad])
+                reason = engine.describe_illegal(work.take([bad]), 0, int(actions[bad]))
+                raise AgentError(f"agent {agent_name(agents[index])!r} chose an illegal action in game "
+                                 f"{ids[bad]}: {reason}", index)
             if on_decision is not None:
                 on_decision(Decisions(state=work, rows=rows, games=ids[rows], seat=work.current_player[rows],
-                                      agent=agent_of[rows], observation=obs[rows], mask=mask[rows],
-                                      action=actions[rows]))
-            try:
-                engine.step_inplace(work, actions, active)
-            except IllegalActionError as err:
-                bad = rows[~mask[rows, np.clip(actions[rows], 0, mask.shape[1] - 1)]
-                           | (actions[rows] < 0) | (actions[rows] >= mask.shape[1])][0]
-                index = int(agent_of[bad])
-                raise AgentError(f"agent {agent_name(agents[index])!r} chose an illegal action: {err}", index) from None
+                                      agent=agent_of[rows], observation=obs[rows], mask=mask[rows], action=chosen))
+            engine.step_inplace(work, actions, active)
             decisions += count
             ended = rows[work.hand_over[rows]]
             if ended.size:

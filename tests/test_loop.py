@@ -134,18 +134,17 @@ class Cheat:
         return np.where(action_mask.sum(axis=1) > 1, (~action_mask.astype(bool)).argmax(axis=1), action_mask.argmax(axis=1))
 
 
-def test_an_illegal_action_names_the_agent_and_changes_nothing():
-    state = he.init(CLASSIC, 3, seed=7, single_hand=True)
-    last = {}
-
-    def remember(step: loop.Decisions):
-        last.update(state=step.state.copy(), rows=step.rows, games=step.games)
-
-    with pytest.raises(loop.AgentError, match="agent 'cheat' chose an illegal action") as err:
-        loop.play(state, [Lowest(), Cheat()], [0, 1, 0, 0], on_decision=remember)
+def test_an_illegal_action_names_the_agent_and_game_and_is_never_applied():
+    state = he.init(CLASSIC, 6, seed=7, single_hand=True)
+    seen = []
+    with pytest.raises(loop.AgentError, match=r"agent 'cheat' chose an illegal action in game [0-5]: ") as err:
+        loop.play(state, [Lowest(), Cheat()], [0, 1, 0, 0], games=np.array([1, 3, 4]), on_decision=seen.append)
     assert err.value.agent == 1 and isinstance(err.value, he.IllegalActionError)
-    seen, rows, games = last["state"], last["rows"], last["games"]
-    assert state.take(games).equals(seen.take(rows))  # the failing step was not applied
+    assert int(str(err.value).split("in game ")[1].split(":")[0]) in (1, 3, 4)  # the caller's game index
+    # The hooks saw only legal decisions, and exactly those were applied (the failing step was not).
+    assert all(step.mask[np.arange(len(step.action)), step.action].all() for step in seen)
+    assert state.history_length.sum() == sum(len(step.games) for step in seen) > 0
+    assert (state.history_length[[0, 2, 5]] == 0).all()
     loop.play(state, [Lowest()], [0, 0, 0, 0])  # and the games play on from there
     assert state.done.all()
 

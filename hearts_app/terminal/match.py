@@ -333,12 +333,12 @@ class Match:
 
         try:
             loop.play(state, agents, np.asarray(seating), on_decision=remember)
-        finally:  # keep the actions applied before a failure (the failing one is not applied)
-            if taken and taken[-1][0].equals(state):
-                taken.pop()
+        finally:  # the actions applied before a failure count (scored hands included)
             self.state = state
-        afters = [before for before, _ in taken[1:]] + [state]
-        return [event for (before, card), after in zip(taken, afters) for event in self._events(before, after, card)]
+            afters = [before for before, _ in taken[1:]] + [state]
+            events = [event for (before, card), after in zip(taken, afters)
+                      for event in self._events(before, after, card)]
+        return events
 
     def _events(self, before: State, after: State, card: int) -> list[Event]:
         """What one action (``card``, from ``before`` to ``after``) did, as events."""
@@ -353,7 +353,7 @@ class Match:
                 received = tuple(
                     tuple(cards.cards_of(after.hands[0, s] & ~before.hands[0, s])) for s in range(p)
                 )
-                events.append(Exchanged(passed, received, self.pass_offset()))
+                events.append(Exchanged(passed, received, int(pass_offset(before, np.array([0]))[0])))
         else:
             trick_number = int(before.trick_number[0])
             events.append(Played(seat, int(card), trick_number))
