@@ -134,9 +134,10 @@ class SearchAgent:
         state.taken[:] = self._taken(rep(seen.points_taken), rep(seen.played & ~seen.trick_bits),
                                      rep(pieces["jack_taken"] > 0))
 
-        hands = self._deal_unseen(hand, played, passed, offset, voids)
-        state.hands[:] = hands
-        state.dealt[:] = hands | played
+        # The unseen cards dealt at random, consistent with what this seat saw of them.
+        state.hands[:, 0] = hand
+        state.hands[:, 1:] = worlds.seat_view(state, 0).sample(self.rng)
+        state.dealt[:] = state.hands | played
         return state
 
     def _taken(self, points: np.ndarray, done: np.ndarray, jack: np.ndarray) -> np.ndarray:
@@ -161,19 +162,3 @@ class SearchAgent:
             taken[:, seat] |= cards.from_mask(full)
         taken |= np.where(jack, cards.BIT[cards.JACK_OF_DIAMONDS], cards.NO_CARDS)
         return taken
-
-    def _deal_unseen(self, hand, played, passed, offset, voids) -> np.ndarray:
-        """``[N, 4]`` hands by relative seat: this seat's, and the unseen cards placed at random in
-        the other seats' hands by ``hearts_env.worlds.place`` (hand sizes, voids, and the cards
-        this seat passed and has not seen played, which are with the seat it passed them to)."""
-        n = hand.shape[0]
-        hands = np.zeros((n, 4), dtype=np.uint64)
-        hands[:, 0] = hand
-        all_played = np.bitwise_or.reduce(played, axis=1)
-        known = np.where(offset > 0, passed & ~all_played, cards.NO_CARDS)
-        hands[np.arange(n), offset] |= known
-        unseen = self.rules.deck_bits & ~hand & ~all_played & ~known
-        room = (self.rules.hand_size - cards.count(played).astype(np.int64)
-                - cards.count(hands).astype(np.int64))[:, 1:]  # [N, 3] the other seats
-        hands[:, 1:] |= worlds.place(unseen, room, worlds.may_hold_from_voids(voids[:, 1:]), self.rng)
-        return hands

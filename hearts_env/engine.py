@@ -32,7 +32,7 @@ import numpy as np
 
 from . import cards, deal, passing, play, scoring
 from .rules import Rules
-from .state import OVER, PASS, PHASE_NAMES, PLAY, State, flat
+from .state import OVER, PASS, PHASE_NAMES, PLAY, State, every_or, flat
 
 
 class IllegalActionError(ValueError):
@@ -240,17 +240,12 @@ def _apply(state: State, actions: np.ndarray, acting: np.ndarray) -> None:
 
 def _record(state: State, games: np.ndarray, actions: np.ndarray) -> None:
     """Append each acting game's action (``actions[i]`` of ``games[i]``) to its hand's history."""
-    if games.size == state.batch_size:  # every game acts (the common case): no gathers
-        at = games * state.history.shape[1] + state.history_length  # flat indices: one write per array
-        flat(state.history)[at] = actions
-        flat(state.history_seat)[at] = state.current_player
-        state.history_length += 1
-        return
-    length = state.history_length[games]
-    at = games * state.history.shape[1] + length
+    rows = every_or(games, state.batch_size)
+    length = state.history_length[rows]
+    at = games * state.history.shape[1] + length  # flat indices: one write per array
     flat(state.history)[at] = actions
-    flat(state.history_seat)[at] = state.current_player[games]
-    state.history_length[games] = length + 1
+    flat(state.history_seat)[at] = state.current_player[rows]
+    state.history_length[rows] = length + 1
 
 
 def _update_legal(state: State) -> None:
