@@ -26,17 +26,45 @@ game resolution for just the games that reached them, then the new legal sets.
 
 from __future__ import annotations
 
+import operator
 from typing import Sequence
 
 import numpy as np
 
 from . import cards, deal, passing, play, scoring
 from .rules import Rules
-from .state import OVER, PASS, PHASE_NAMES, PLAY, State, every_or, flat
+from .state import OVER, PASS, PHASE_NAMES, PLAY, EngineArgumentError, State, check_games, every_or, flat
 
 
-class IllegalActionError(ValueError):
+class IllegalActionError(EngineArgumentError):
     """An action that is not legal for the seat to act; the state was left unchanged."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Argument checks: cheap, once per call, so a bad argument is named instead of being misread by
+# NumPy (a negative index, a truncated float) or failing deep inside with a bare IndexError.
+# ---------------------------------------------------------------------------------------------
+
+def _whole_number(value, argument: str) -> int:
+    """``value`` as an ``int``: Python or NumPy integers only (not bools, floats or text)."""
+    if isinstance(value, (bool, np.bool_)):
+        raise EngineArgumentError(f"{argument} must be an integer, got {value!r}")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise EngineArgumentError(f"{argument} must be an integer, got {value!r}") from None
+
+
+def _per_game(value, games: int, argument: str, at_least: int | None = None) -> np.ndarray:
+    """Integers, one for all ``games`` or one per game, as an ``int64`` array of shape ``[games]``."""
+    array = np.asarray(value)
+    if array.dtype.kind not in "iu":
+        raise EngineArgumentError(f"{argument} must be integers, got {value!r}")
+    if array.ndim > 1 or array.size not in (1, games):
+        raise EngineArgumentError(f"{argument}: give one number or one per game ({games}), got {value!r}")
+    if at_least is not None and array.size and array.min() < at_least:
+        raise EngineArgumentError(f"{argument} must be {at_least} or more, got {value!r}")
+    return np.broadcast_to(array.astype(np.int64, copy=False).reshape(-1), (games,))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -45,23 +73,33 @@ class IllegalActionError(ValueError):
 
 
 def init(
-    rules: Rules, batch_size: int, seed: int = 0, hand_number: np.ndarray | int = 0, single_hand: bool = False
+    rules: Rules | str | dict,
+    batch_size: int,
+    seed: int = 0,
+    hand_number: np.ndarray | int = 0,
+    single_hand: bool = False,
 ) -> State:
     """``batch_size`` new games, scores 0, first hand dealt; game ``i`` uses ``game_seeds(seed)[i]``.
 
-    ``hand_number`` sets the first hand (and so its pass direction); with ``single_hand`` each
-    game stops (phase OVER) when that hand is scored: one-hand episodes.
+    ``rules`` is a ``Rules``, a preset name (``"classic"``) or a mapping of options.
+    ``hand_number`` (0 or more, one or one per game) sets the first hand and so its pass
+    direction; with ``single_hand`` each game stops (phase OVER) when that hand is scored.
     """
+    batch_size = _whole_number(batch_size, "batch_size")
     if batch_size < 1:
-        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        raise EngineArgumentError(f"batch_size must be at least 1, got {batch_size}")
+    seed = _whole_number(seed, "seed")
     return init_from_seeds(rules, deal.game_seeds(seed, batch_size), hand_number, single_hand)
 
 
 def init_from_seeds(
-    rules: Rules, seeds: np.ndarray, hand_number: np.ndarray | int = 0, single_hand: bool = False
+    rules: Rules | str | dict, seeds: np.ndarray, hand_number: np.ndarray | int = 0, single_hand: bool = False
 ) -> State:
     """New games with the given per-game seeds, starting at ``hand_number`` (scores 0)."""
+    rules = Rules.resolve(rules)
     seeds = np.asarray(seeds, dtype=np.uint64).reshape(-1)
+    # hand_number -1 would also read as final_hand "none" and never stop a single-hand game.
+    hand_number = _per_game(hand_number, seeds.size, "hand_number", at_least=0)
     state = State.empty(rules, seeds.size)
     state.seed[:] = seeds
     state.hand_number[:] = hand_number
@@ -75,7 +113,7 @@ def init_from_seeds(
 
 
 def from_deal(
-    rules: Rules,
+    rules: Rules | str | dict,
     hands: Sequence[Sequence[str | int]],
     hand_number: int = 0,
     scores: Sequence[int] | None = None,
@@ -84,18 +122,26 @@ def from_deal(
 ) -> State:
     """One game (batch of 1) from given hands, listed by seat as card texts or ids.
 
-    ``hand_number`` fixes the pass direction; ``scores`` the totals so far; ``seed`` deals the
-    hands after this one. The cards not in any hand are the dead cards; every hand must have
-    ``rules.hand_size`` cards from the rules' deck, no card twice.
+    ``hand_number`` (0 or more) fixes the pass direction; ``scores`` the totals so far, one per
+    seat; ``seed`` deals the hands after this one. The cards not in any hand are the dead cards;
+    every hand must have ``rules.hand_size`` cards from the rules' deck, no card twice.
     """
+    rules = Rules.resolve(rules)
+    hand_number = _whole_number(hand_number, "hand_number")
+    seed = _whole_number(seed, "seed")
+    if scores is not None:
+        scores = np.asarray(scores)
+        if scores.shape != (rules.num_players,):
+            raise EngineArgumentError(
+                f"scores: {rules.num_players} totals needed, one per seat; got {scores.tolist()!r}"
+            )
+        scores = scores[None, :]
     owner = deal_from_hands(rules, hands)
-    return from_deals(
-        rules, owner[None, :], [hand_number], None if scores is None else [scores], [seed], single_hand
-    )
+    return from_deals(rules, owner[None, :], [hand_number], scores, [seed], single_hand)
 
 
 def from_deals(
-    rules: Rules,
+    rules: Rules | str | dict,
     owners: np.ndarray,
     hand_numbers: Sequence[int] | np.ndarray,
     scores: np.ndarray | Sequence[Sequence[int]] | None = None,
@@ -106,16 +152,31 @@ def from_deals(
 
     ``seeds`` deal the hands after these; ``single_hand`` stops each game after this hand.
     """
+    rules = Rules.resolve(rules)
     owners = np.asarray(owners, dtype=np.int64)
-    g = owners.shape[0]
     check_deals(rules, owners)
+    g = owners.shape[0]
+    hand_numbers = _per_game(hand_numbers, g, "hand_numbers", at_least=0)
+    if seeds is not None and np.shape(seeds) not in ((), (1,), (g,)):
+        raise EngineArgumentError(
+            f"seeds: give one number or one per game ({g}), got shape {np.shape(seeds)}"
+        )
+    if scores is not None:
+        scores = np.asarray(scores)
+        if scores.dtype.kind not in "iu":
+            raise EngineArgumentError(f"scores must be integers, got dtype {scores.dtype}")
+        if scores.shape != (g, rules.num_players):
+            raise EngineArgumentError(
+                f"scores: give one total per game and seat, shape ({g}, {rules.num_players}); "
+                f"got shape {scores.shape}"
+            )
     state = State.empty(rules, g)
     state.seed[:] = np.zeros(g, dtype=np.uint64) if seeds is None else np.asarray(seeds, dtype=np.uint64)
     state.hand_number[:] = hand_numbers
     if single_hand:
         state.final_hand[:] = state.hand_number
     if scores is not None:
-        state.scores[:] = np.asarray(scores, dtype=np.int64).reshape(g, rules.num_players)
+        state.scores[:] = scores
     seat_bits = [(owners == p) for p in range(rules.num_players)]
     hands = np.stack([cards.from_mask(m) for m in seat_bits], axis=1)
     dead = cards.from_mask(owners < 0) & rules.deck_bits
@@ -127,31 +188,35 @@ def from_deals(
 def deal_from_hands(rules: Rules, hands: Sequence[Sequence[str | int]]) -> np.ndarray:
     """``owner[52]`` (seat per card, -1 for none) from hands listed by seat; checked."""
     if len(hands) != rules.num_players:
-        raise ValueError(f"a deal needs {rules.num_players} hands (one per seat), got {len(hands)}")
+        raise EngineArgumentError(f"a deal needs {rules.num_players} hands (one per seat), got {len(hands)}")
     owner = np.full(cards.NUM_CARDS, -1, dtype=np.int64)
     for seat, hand in enumerate(hands):
         for card in cards.parse_cards(hand):
             if owner[card] >= 0:
-                raise ValueError(f"{cards.card_text(card)} is dealt twice (seats {owner[card]} and {seat})")
+                raise EngineArgumentError(
+                    f"{cards.card_text(card)} is dealt twice (seats {owner[card]} and {seat})"
+                )
             owner[card] = seat
     check_deals(rules, owner[None, :])
     return owner
 
 
 def check_deals(rules: Rules, owners: np.ndarray) -> None:
-    """Raise ``ValueError`` unless every deal fits the rules: hand sizes, deck, dead cards."""
+    """Raise :class:`EngineArgumentError` unless every deal fits the rules: hand sizes, deck, dead cards."""
     if owners.ndim != 2 or owners.shape[1] != cards.NUM_CARDS:
-        raise ValueError(f"deals must have shape [games, 52], got {owners.shape}")
+        raise EngineArgumentError(f"deals must have shape [games, 52], got {owners.shape}")
     deck = cards.to_mask(np.array(rules.deck_bits))
     for g, owner in enumerate(owners):
         outside = np.flatnonzero((owner >= 0) & ~deck)
         if outside.size:
-            raise ValueError(f"deal {g}: {cards.format_cards(outside)} not in the {rules.deck} deck")
+            raise EngineArgumentError(f"deal {g}: {cards.format_cards(outside)} not in the {rules.deck} deck")
         if ((owner < -1) | (owner >= rules.num_players)).any():
-            raise ValueError(f"deal {g}: seats must be -1 (dead) or 0..{rules.num_players - 1}")
+            raise EngineArgumentError(f"deal {g}: seats must be -1 (dead) or 0..{rules.num_players - 1}")
         sizes = np.bincount(owner[owner >= 0], minlength=rules.num_players)
         if (sizes != rules.hand_size).any():
-            raise ValueError(f"deal {g}: every hand needs {rules.hand_size} cards, got {sizes.tolist()}")
+            raise EngineArgumentError(
+                f"deal {g}: every hand needs {rules.hand_size} cards, got {sizes.tolist()}"
+            )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -167,8 +232,9 @@ def legal_mask(state: State) -> np.ndarray:
 def step(state: State, actions: np.ndarray | Sequence[int], games: np.ndarray | None = None) -> State:
     """The state after each game's seat to act takes its action; ``state`` is not modified.
 
-    With ``games`` (indices or a boolean mask) only those games act; the others stay as they are
-    and their entries of ``actions`` are ignored.
+    With ``games`` (distinct indices in ``0..N-1``, or a boolean mask ``[N]``) only those games
+    act; the others stay as they are and their entries of ``actions`` are ignored. A bad
+    ``games`` raises :class:`EngineArgumentError`.
     """
     acting = validate_actions(state, actions, games)
     after = state.copy()
@@ -197,9 +263,18 @@ def validate_actions(
     actions = actions.astype(np.int64, copy=False)
     acting = state.phase != OVER
     if games is not None:
-        chosen = np.zeros(state.batch_size, dtype=bool)
-        chosen[games] = True
-        acting &= chosen
+        games = check_games(games, state.batch_size)
+        if games.dtype.kind == "b":
+            acting &= games
+        else:
+            chosen = np.zeros(state.batch_size, dtype=bool)
+            chosen[games] = True
+            # A game listed twice would still act once: refuse it as the caller's mistake it is.
+            if np.count_nonzero(chosen) != games.size:
+                values, counts = np.unique(games, return_counts=True)
+                raise EngineArgumentError(f"games lists game {values[counts > 1][0]} twice; "
+                                          "each game acts at most once per step")
+            acting &= chosen
     in_range = (actions >= 0) & (actions < cards.NUM_CARDS)
     safe = np.where(in_range, actions, 0).astype(np.uint64)
     ok = ~acting | (in_range & ((state.legal >> safe) & np.uint64(1)).astype(bool))

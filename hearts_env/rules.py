@@ -13,7 +13,11 @@ Presets (``Rules.preset(name)``):
 ``two_player`` 28-card deck, two dead cards, hearts trump, lead 2C/4C/6C, moon 20 (003)
 =============  ===========================================================================
 
-Invalid values and combinations raise :class:`RulesError` (a ``ValueError``) naming the field.
+Invalid values and combinations raise :class:`RulesError` (a ``ValueError``) naming the field,
+however the value is built (``Rules(...)``, ``create``, ``from_dict``, ``replace``). Types are
+strict: ``"100"`` is not a score and ``"yes"`` not a flag (YAML files and ``--rule KEY=VALUE``
+overrides already give numbers and ``true``/``false`` as such). Written the way ``docs/rules.md``
+writes them, ``trump_suit: none`` means no trump and a list may be given as ``left, right``.
 """
 
 from __future__ import annotations
@@ -77,6 +81,52 @@ class Rules(BaseModel):
     target_score: int = 100
     #: ``None`` for no trump, else the trump suit letter (two-player: ``"H"``).
     trump_suit: Optional[Literal["C", "D", "H", "S"]] = None
+
+    def __init__(self, **fields: Any) -> None:
+        # Every construction reports RulesError naming the field, never pydantic's own error.
+        try:
+            super().__init__(**fields)
+        except ValidationError as err:
+            raise RulesError(_explain(err)) from None
+
+    # ---- types: strict, so a wrong type is refused rather than silently converted ---------------
+
+    @field_validator(
+        "num_players", "dead_cards", "pass_count", "moon_points", "jack_of_diamonds_points", "target_score",
+        mode="before",
+    )
+    @classmethod
+    def _whole_number(cls, value: Any) -> Any:
+        # pydantic would take "100", 100.0 and True as 100, 100 and 1; NumPy integers are fine.
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+            raise ValueError("must be a whole number")  # noqa: TRY004 (pydantic reports ValueErrors only)
+        return int(value)
+
+    @field_validator(
+        "first_trick_protection", "hearts_must_be_broken", "queen_breaks_hearts", "queen_waits_for_hearts",
+        "jack_of_diamonds_bonus",
+        mode="before",
+    )
+    @classmethod
+    def _flag(cls, value: Any) -> Any:
+        # pydantic would take "yes", "off", 1 and 0 as flags.
+        if not isinstance(value, (bool, np.bool_)):
+            raise ValueError("must be true or false")  # noqa: TRY004 (pydantic reports ValueErrors only)
+        return bool(value)
+
+    @field_validator("pass_cycle", "opening_lead", mode="before")
+    @classmethod
+    def _list_from_text(cls, value: Any) -> Any:
+        # docs/rules.md writes these lists as "left, right, across, none" and "2C, 4C, 6C".
+        if isinstance(value, str):
+            return tuple(part.strip() for part in value.split(",") if part.strip())
+        return value
+
+    @field_validator("trump_suit", mode="before")
+    @classmethod
+    def _none_means_no_trump(cls, value: Any) -> Any:
+        # docs/rules.md writes "none" (YAML's null is "null" or "~").
+        return None if value == "none" else value
 
     # ---- single-field checks -----------------------------------------------------------------
 
@@ -236,11 +286,9 @@ class Rules(BaseModel):
 
     @classmethod
     def create(cls, **fields: Any) -> "Rules":
-        """Validated construction that raises :class:`RulesError` with every problem named."""
-        try:
-            return cls(**fields)
-        except ValidationError as err:
-            raise RulesError(_explain(err)) from None
+        """Validated construction that raises :class:`RulesError` with every problem named
+        (the same as ``Rules(**fields)``)."""
+        return cls(**fields)
 
     def replace(self, **changes: Any) -> "Rules":
         """A copy with some fields changed, validated again."""

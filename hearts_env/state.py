@@ -67,6 +67,55 @@ from .rules import Rules
 PASS, PLAY, OVER = 0, 1, 2
 PHASE_NAMES = ("pass", "play", "over")
 
+
+class EngineArgumentError(ValueError):
+    """An engine function got an argument it does not allow; the message names the argument and
+    what is allowed, and nothing was changed. (Defined here, below the engine, so ``State`` can
+    raise it too; ``engine`` re-exports it.)"""
+
+
+_UNSIGNED = {size: np.dtype(f"u{size}") for size in (1, 2, 4, 8)}
+
+
+def check_games(games, batch_size: int, argument: str = "games") -> np.ndarray:
+    """``games`` as an array that selects games of a batch: a boolean mask ``[batch_size]`` or
+    integer indices in ``0..batch_size-1`` (one index, a list or an array; repeats allowed here).
+
+    Checked because NumPy would read ``-1`` as the last game and give bare IndexErrors for the
+    rest. At most one whole-array reduction, no Python loop: this runs on every step that selects games.
+    """
+    games = np.asarray(games)
+    kind = games.dtype.kind
+    if kind == "b":
+        if games.shape != (batch_size,):
+            raise EngineArgumentError(
+                f"{argument}: a boolean mask needs one entry per game, shape ({batch_size},); "
+                f"got shape {games.shape}"
+            )
+        return games
+    if kind not in "iu":
+        if games.size == 0:
+            return np.zeros(0, dtype=np.int64)  # no game (an empty list arrives as float64)
+        raise EngineArgumentError(
+            f"{argument} must be integer game indices 0..{batch_size - 1} or a boolean mask, "
+            f"got dtype {games.dtype}"
+        )
+    if games.ndim > 1:
+        raise EngineArgumentError(f"{argument} must be one-dimensional, got shape {games.shape}")
+    if games.size == 1:  # one game (single-table envs step this way): a Python test beats a reduction
+        out_of_range = not 0 <= games.item() < batch_size
+    else:  # seen as unsigned, a negative index is huge, so one reduction checks both ends of the range
+        unsigned = games.view(_UNSIGNED[games.itemsize])
+        out_of_range = games.size and np.maximum.reduce(unsigned, axis=None) >= batch_size
+    if out_of_range:
+        flat_games = games.reshape(-1)
+        bad = flat_games[(flat_games < 0) | (flat_games >= batch_size)][0]
+        raise EngineArgumentError(
+            f"{argument}: no game {bad} in a batch of {batch_size}; game indices are 0..{batch_size - 1}"
+        )
+    return games
+
+
 def history_length(rules: Rules) -> int:
     """The most actions one hand can take: every seat's pass picks and cards (``L`` above)."""
     return rules.num_players * (rules.pass_count + rules.hand_size)
@@ -188,13 +237,14 @@ class State:
 
     def take(self, games) -> "State":
         """The sub-batch of the given game indices (a copy)."""
-        games = np.atleast_1d(np.asarray(games))
+        games = np.atleast_1d(check_games(games, self.batch_size))
         return State(rules=self.rules, **{k: v[games].copy() for k, v in self.arrays().items()})
 
     def assign(self, games, other: "State") -> None:
         """Overwrite the given games with the games of ``other`` (same rules, one per index)."""
         if other.rules != self.rules:
             raise ValueError("cannot assign games played under different rules")
+        games = check_games(games, self.batch_size)
         for name, array in self.arrays().items():
             array[games] = getattr(other, name)
 
