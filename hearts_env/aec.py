@@ -16,20 +16,22 @@ Episode           ``episode="hand"`` (default): one hand; its pass direction is 
                   seed unless ``options["hand_number"]`` fixes it. ``episode="game"``: hands until the
                   target score decides the game (a reward at every hand end)
 Render modes      ``"ansi"`` (returns text), ``"human"`` (prints it)
+Parallel API      ``pettingzoo.utils.turn_based_aec_to_parallel(env())`` (one agent acts per step);
+                  ``is_parallelizable`` is False, so ``aec_to_parallel`` refuses it
 ================  ===========================================================================
 
 ``reset(seed=..., options=...)`` options: ``deal`` (one list of card texts per seat, e.g.
 ``[["2C", "QS", ...], ...]``), ``hand_number`` (fixes the pass direction), ``scores`` (game totals so
-far). ``raw_env.step`` refuses an illegal action with :class:`~hearts_env.engine.IllegalActionError`
-(naming the card and the legal ones) and leaves the game unchanged; ``env()`` adds PettingZoo's
-standard wrappers (an illegal action then ends the game with reward -1 for the offender).
+far); any other key raises ``ValueError`` listing these. ``raw_env.step`` refuses an illegal action
+with :class:`~hearts_env.engine.IllegalActionError` (naming the card and the legal ones) and leaves
+the game unchanged; ``env()`` adds PettingZoo's standard wrappers (an illegal action then ends the
+game with reward -1 for the offender).
 
 Version history: v1 (first version, observation v1).
 """
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
@@ -45,6 +47,9 @@ from .spaces import action_mask_box, action_space, observation_box
 
 EPISODES = ("hand", "game")
 RESET_OPTIONS = ("deal", "hand_number", "scores")
+# PettingZoo's api_test and parallel_api_test call reset(options={"options": 1}) to see that reset
+# takes options: that one key is accepted and ignored, so the envs pass them.
+_SIGNATURE_PROBE = "options"
 
 
 def resolve_rules(rules: str | Rules | dict) -> Rules:
@@ -58,6 +63,19 @@ def check_episode(episode: str) -> str:
     return episode
 
 
+def check_reset_options(options: dict | None) -> dict:
+    """The reset options as a dict; an unknown key raises ``ValueError`` listing the known ones.
+
+    (Every env of the package checks its options here: a misspelled ``deal`` must not quietly play
+    a random deal.)"""
+    options = dict(options or {})
+    options.pop(_SIGNATURE_PROBE, None)
+    unknown = sorted(set(options) - set(RESET_OPTIONS))
+    if unknown:
+        raise ValueError(f"unknown reset options {unknown}; known: {', '.join(RESET_OPTIONS)}")
+    return options
+
+
 def env(**kwargs: Any) -> AECEnv:
     """The AEC env with PettingZoo's standard wrapper chain."""
     aec = raw_env(**kwargs)
@@ -69,7 +87,11 @@ def env(**kwargs: Any) -> AECEnv:
 class raw_env(AECEnv):
     """Hearts for 4 (or 2) agents over the batched engine (a batch of one game)."""
 
-    metadata = {"render_modes": ["human", "ansi"], "name": "hearts_v1", "is_parallelizable": True, "render_fps": 4}
+    # Not parallelizable in PettingZoo's sense: agents do not act once each per cycle (a seat makes
+    # its three pass picks in a row; a trick's winner leads the next), which aec_to_parallel needs.
+    metadata = {
+        "render_modes": ["human", "ansi"], "name": "hearts_v1", "is_parallelizable": False, "render_fps": 4
+    }
 
     def __init__(self, rules: str | Rules | dict = "classic", episode: str = "hand", render_mode: str | None = None):
         super().__init__()
@@ -98,12 +120,7 @@ class raw_env(AECEnv):
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         if seed is not None:
             self._seed_rng = np.random.default_rng(seed)
-        options = dict(options or {})
-        unknown = set(options) - set(RESET_OPTIONS)
-        if unknown:
-            # A warning, not an error: generic tools (PettingZoo's api_test among them) pass
-            # options of their own to every env.
-            warnings.warn(f"ignoring unknown reset options {sorted(unknown)}; known: {', '.join(RESET_OPTIONS)}")
+        options = check_reset_options(options)
         game_seed = int(self._seed_rng.integers(2**63))
         cycle = len(self.rules.pass_cycle)
         default_hand = int(self._seed_rng.integers(cycle)) if self.episode == "hand" else 0

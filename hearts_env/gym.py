@@ -10,14 +10,27 @@
   ``metadata["autoreset_mode"]`` is ``SAME_STEP``: a game whose episode ends is reset within the
   same ``step``; the returned observation is the new episode's first, and the last observation
   of the finished episode is in ``info["final_obs"]`` (``info["_final_obs"]`` marks which games).
+  Same-step, because then every step returns a learner's turn with a non-empty mask in every game
+  (next-step autoreset would return a finished game with an all-zero mask, then ignore the action
+  taken on it). Gymnasium's vector wrappers that need next-step (``NormalizeObservation`` and the
+  other observation wrappers) refuse this env; ``docs/engine.md`` lists the ones that work.
 
 Rewards: minus the learner's penalty points for a hand, at the step in which the hand ends
 (whoever played its last card). Episodes are one hand (default; the pass direction is drawn from
 the seed) or a whole game (``episode="game"``).
 
-Illegal actions: ``illegal_action="raise"`` (default) raises ``IllegalActionError`` naming the
-card and the legal ones, and nothing changes; ``"terminate"`` ends the episode with reward
-``-illegal_penalty`` and ``info["illegal_action"] = True`` (for trainers that do not mask).
+Illegal actions: ``illegal_action="terminate"`` (default) ends the episode with reward
+``-illegal_penalty`` (26, a whole hand's points) and ``info["illegal_action"] = True``: every
+action of ``Discrete(52)`` is then valid input, as Gymnasium's ``check_env`` and trainers that do
+not mask expect (a masked trainer never plays one). ``illegal_action="raise"`` raises
+``IllegalActionError`` naming the card and the legal ones, and nothing changes. In every mode an
+action must be an integer card id (any integer type): a float or a string raises
+``IllegalActionError``, as in the engine.
+
+Reset options: ``deal``, ``hand_number``, ``scores`` (as in the AEC env); any other key raises.
+``render_mode``: ``"ansi"`` or ``"human"``; ``gymnasium.make`` warns about any other and ``render()``
+then raises ``gymnasium.error.UnsupportedMode`` (Stable-Baselines3's ``make_vec_env`` asks for
+``"rgb_array"`` whether it renders or not).
 """
 
 from __future__ import annotations
@@ -29,8 +42,8 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from . import engine, loop
-from .aec import RESET_OPTIONS, check_episode, resolve_rules
+from . import cards, engine, loop
+from .aec import check_episode, check_reset_options, resolve_rules
 from .engine import IllegalActionError
 from .observe import observe
 from .render import render as render_text
@@ -117,7 +130,7 @@ class SeatTables:
 
     def start(self, games: np.ndarray, options: dict | None = None) -> None:
         """Start new episodes in the given games and play the opponents up to the learner's turn."""
-        options = dict(options or {})
+        options = check_reset_options(options)
         n = len(games)
         seeds = self.seed_rng.integers(0, 2**63, size=n, dtype=np.uint64)
         single = self.episode == "hand"
@@ -141,13 +154,33 @@ class SeatTables:
 
     # ---- stepping -------------------------------------------------------------------------------
 
-    def learner_step(self, actions: np.ndarray, games: np.ndarray) -> np.ndarray:
-        """Apply the learner's actions in ``games`` and play on to its next turn; returns rewards [N]."""
-        engine.step_inplace(self.state, actions, games)
-        ended = np.zeros(self.num_games, dtype=bool)
-        ended[games] = self.state.hand_over[games]
+    def learner_turn(
+        self, actions: np.ndarray, illegal_action: str, penalty: float
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The learner's action in every game, then the opponents' up to its next turn.
+
+        Returns ``(rewards [N], illegal [N])``. The engine checks the actions: with ``"raise"`` its
+        ``IllegalActionError`` propagates and nothing changes; with ``"terminate"`` the games whose
+        card it refuses do not act and get reward ``-penalty`` (the caller ends their episodes).
+        """
+        illegal = np.zeros(self.num_games, dtype=bool)
+        try:  # the common case, every action legal: one validation, in the engine
+            engine.step_inplace(self.state, actions)
+        except IllegalActionError:
+            if illegal_action == "raise":
+                raise
+            # Shape and type only (no game acts): a float or a string is the caller's bug, not a
+            # move, so it raises in this mode too.
+            actions, _ = engine.validate_actions(self.state, actions, np.zeros(self.num_games, dtype=bool))
+            in_range = (actions >= 0) & (actions < cards.NUM_CARDS)
+            legal = engine.legal_mask(self.state)[np.arange(self.num_games), np.where(in_range, actions, 0)]
+            illegal = ~(in_range & legal)
+            engine.step_inplace(self.state, np.where(illegal, 0, actions), np.flatnonzero(~illegal))
+        # Outside the try: an opponent's illegal card is the opponent's error, never the learner's.
+        ended = self.state.hand_over & ~illegal
         rewards = np.where(ended, -self.state.last_hand_points[:, self.seat], 0).astype(np.float64)
-        return rewards + self.play_opponents()
+        rewards[illegal] = -penalty
+        return rewards + self.play_opponents(), illegal
 
     def play_opponents(self) -> np.ndarray:
         """Let the opponents act, batched, until every live game waits for the learner; returns
@@ -190,12 +223,12 @@ class HeartsSeatEnv(gymnasium.Env):
         seat: int = 0,
         opponents: OpponentSpec | Sequence[OpponentSpec] | dict[int, OpponentSpec] = "random",
         episode: str = "hand",
-        illegal_action: str = "raise",
+        illegal_action: str = "terminate",
         illegal_penalty: float = 26.0,
         render_mode: str | None = None,
     ):
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None")
+        # Any render_mode is accepted, as Gymnasium's own envs do (gymnasium.make warns about one
+        # missing from metadata["render_modes"]); render() refuses it.
         self.rules = resolve_rules(rules)
         self.tables = SeatTables(self.rules, 1, seat, opponents, episode)
         self.illegal_action = _check_illegal_mode(illegal_action)
@@ -203,34 +236,31 @@ class HeartsSeatEnv(gymnasium.Env):
         self.render_mode = render_mode
         self.observation_space = observation_box()
         self.action_space = action_space()
+        self._over = False  # the episode ended (the game, or an illegal action): step() needs reset()
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
         if seed is not None:
             self.tables.seed_rng = np.random.default_rng(seed)
             self.tables.make_opponents(seed)
-        unknown = set(options or {}) - set(RESET_OPTIONS)
-        if unknown:
-            raise ValueError(f"unknown reset options {sorted(unknown)}; allowed: {', '.join(RESET_OPTIONS)}")
         self.tables.start(np.array([0]), options)
+        self._over = False
         return self.tables.observation()[0], self._info()
 
     def step(self, action):
         tables = self.tables
-        if tables.state.done[0]:
+        if self._over:
             raise RuntimeError("the episode is over: call reset() before step()")
-        try:
-            reward = tables.learner_step(np.array([int(action)]), np.array([0]))[0]
-        except IllegalActionError:
-            if self.illegal_action == "raise":
-                raise
-            info = self._info()
+        # No int(action): it would play 0.7 or "0" as card 0. The engine refuses non-integers.
+        rewards, illegal = tables.learner_turn(np.asarray(action).reshape(-1), self.illegal_action,
+                                               self.illegal_penalty)
+        info = self._info()
+        if illegal[0]:
             info["illegal_action"] = True
-            return tables.observation()[0], -self.illegal_penalty, True, False, info
-        terminated = bool(tables.state.done[0])
+        self._over = bool(tables.state.done[0] or illegal[0])
         if self.render_mode == "human":
             self.render()
-        return tables.observation()[0], float(reward), terminated, False, self._info()
+        return tables.observation()[0], float(rewards[0]), self._over, False, info
 
     def action_masks(self) -> np.ndarray:
         """Boolean legal mask of the learner (for sb3-contrib's MaskablePPO)."""
@@ -248,6 +278,10 @@ class HeartsSeatEnv(gymnasium.Env):
         if self.render_mode is None:
             gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'")
             return None
+        if self.render_mode not in self.metadata["render_modes"]:
+            raise gymnasium.error.UnsupportedMode(
+                f"render_mode {self.render_mode!r} is not supported; use one of {self.metadata['render_modes']}"
+            )
         text = render_text(self.tables.state, 0, seat=self.tables.seat)
         if self.render_mode == "ansi":
             return text
@@ -267,7 +301,7 @@ class HeartsVectorEnv(VectorEnv):
         seat: int = 0,
         opponents: OpponentSpec | Sequence[OpponentSpec] | dict[int, OpponentSpec] = "random",
         episode: str = "hand",
-        illegal_action: str = "raise",
+        illegal_action: str = "terminate",
         illegal_penalty: float = 26.0,
         **unused: Any,
     ):
@@ -293,16 +327,9 @@ class HeartsVectorEnv(VectorEnv):
 
     def step(self, actions):
         tables = self.tables
-        actions = np.asarray(actions, dtype=np.int64).reshape(self.num_envs)
-        illegal = np.zeros(self.num_envs, dtype=bool)
-        if self.illegal_action == "terminate":
-            legal = engine.legal_mask(tables.state)
-            in_range = (actions >= 0) & (actions < 52)
-            illegal = ~in_range | ~legal[self._all, np.clip(actions, 0, 51)]
-            actions = np.where(illegal, 0, actions)
-        acting = np.flatnonzero(~illegal)
-        rewards = tables.learner_step(actions, acting)
-        rewards[illegal] = -self.illegal_penalty
+        # No cast to int64: it would play 0.7 as card 0. The engine refuses non-integers.
+        actions = np.asarray(actions).reshape(-1)
+        rewards, illegal = tables.learner_turn(actions, self.illegal_action, self.illegal_penalty)
         terminated = tables.state.done | illegal
         truncated = np.zeros(self.num_envs, dtype=bool)
         infos: dict[str, Any] = {"illegal_action": illegal}

@@ -5,7 +5,8 @@ Gymnasium ids (single-seat env, and ``gymnasium.make_vec`` for the batched vecto
 * ``HeartsLab/Hearts-v1``: classic Hearts, learner at seat 0, random opponents, one-hand episodes;
 * ``HeartsLab/HeartsTwoPlayer-v1``: the same for the two-player game.
 
-Keyword arguments of ``make`` override the defaults (``rules``, ``seat``, ``opponents``, ``episode``).
+Keyword arguments of ``make`` override the defaults (``rules``, ``seat``, ``opponents``, ``episode``,
+``illegal_action``: ``"terminate"``, so Gymnasium's ``check_env`` passes; ``"raise"`` on request).
 """
 
 from __future__ import annotations

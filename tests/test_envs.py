@@ -134,9 +134,9 @@ def test_wrapped_env_terminates_on_illegal_action():
     assert all(env.terminations.values())
 
 
-def test_unknown_reset_option_warns():
+def test_unknown_reset_option_is_refused():
     env = aec.raw_env()
-    with pytest.warns(UserWarning, match="deals"):
+    with pytest.raises(ValueError, match="deals"):
         env.reset(seed=0, options={"deals": []})
 
 
@@ -214,7 +214,7 @@ def test_seat_env_opponents_by_callable_and_by_seat():
 
 
 def test_seat_env_illegal_actions():
-    env = HeartsSeatEnv()
+    env = HeartsSeatEnv(illegal_action="raise")
     obs, info = env.reset(seed=0, options={"hand_number": 3})
     illegal = int(np.flatnonzero(info["action_mask"] == 0)[0])
     before = env.tables.state.copy()
@@ -255,7 +255,7 @@ def test_vector_env_same_step_autoreset_and_masks():
 
 
 def test_vector_env_refuses_illegal_actions_and_make_vec():
-    env = gymnasium.make_vec("HeartsLab/Hearts-v1", num_envs=4)
+    env = gymnasium.make_vec("HeartsLab/Hearts-v1", num_envs=4, illegal_action="raise")
     obs, info = env.reset(seed=1)
     bad = np.flatnonzero(info["action_mask"][0] == 0)[0]
     actions = info["action_mask"].argmax(axis=1)
@@ -278,7 +278,7 @@ def test_vector_env_terminate_mode():
 
 def test_maskable_ppo_trains_without_illegal_moves():
     sb3_contrib = pytest.importorskip("sb3_contrib")
-    env = HeartsSeatEnv(opponents="random")  # illegal_action="raise": one illegal move fails the test
+    env = HeartsSeatEnv(opponents="random", illegal_action="raise")  # one illegal move fails the test
     model = sb3_contrib.MaskablePPO("MlpPolicy", env, n_steps=256, batch_size=64, n_epochs=2, seed=0,
                                     policy_kwargs={"net_arch": [64]}, device="cpu", verbose=0)
     model.learn(total_timesteps=2048)
