@@ -9,13 +9,22 @@ never runs code. It is written to a temporary file and renamed, so a crash never
 ``card_scorer``: the per-card scorer's units, 0 for none), the training
 config and the counters. :func:`load_policy` refuses a checkpoint made for other rules or another
 observation version, with a message naming both.
+
+Checkpoints come from strangers too, so loading trusts nothing the file says until it is checked
+against what the file holds: the zip members may not unpack to more than the file's size (torch.save
+never compresses; torch.load would inflate a zip bomb in full), and the sizes in ``meta`` must be
+those of the stored weights before a network is built from them (``hidden: [20000000]`` in a small
+file would otherwise take 50 GB). Every refusal is one line; torch's own messages for refused files
+advise loading them unsafely, so they are never passed on.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import pickle
 import tempfile
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +33,7 @@ import torch
 from agents.base import AgentSpecError
 from agents.policy import PolicyAgent, PolicyNet
 from hearts_env.observe import OBS_DIM, OBS_VERSION
-from hearts_env.rules import Rules
+from hearts_env.rules import Rules, RulesError
 
 FORMAT = "hearts-lab-checkpoint-1"
 
@@ -63,23 +72,80 @@ def save(path: str | Path, model: PolicyNet, meta: dict[str, Any], optimizer: to
     return path
 
 
+def _invalid(path: str | Path, why: str) -> CheckpointError:
+    return CheckpointError(f"{path} is not a valid Hearts Lab checkpoint: {why}")
+
+
+def _check_archive(path: Path) -> None:
+    """Refuse, before torch reads it, a file that is not the zip archive of uncompressed members that
+    torch.save writes: torch.load inflates compressed members in full, however small the file."""
+    size = path.stat().st_size
+    try:
+        with zipfile.ZipFile(path) as archive:
+            declared = sum(info.file_size for info in archive.infolist())
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError):
+        raise CheckpointError(f"{path} is not a readable Hearts Lab checkpoint: not the zip archive torch.save "
+                              "writes") from None
+    if declared > size:  # stored members always add up to less than the archive holding them
+        raise _invalid(path, f"its members unpack to {declared} bytes from a file of {size} bytes "
+                             "(compressed, which torch.save never does)")
+
+
 def load(path: str | Path) -> dict[str, Any]:
     """The checkpoint's contents with ``meta`` decoded; never unpickles code."""
     path = Path(path)
     if not path.is_file():
         raise CheckpointError(f"checkpoint {path} does not exist")
+    _check_archive(path)
     try:
         payload = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as err:  # torch raises several types for corrupt or unsafe files
-        first_line = str(err).splitlines()[0] if str(err) else ""
-        raise CheckpointError(f"{path} is not a readable Hearts Lab checkpoint ({type(err).__name__}: {first_line})") from None
+    except pickle.UnpicklingError:
+        # torch's message here advises re-running torch.load unsafely: never passed on.
+        raise CheckpointError(f"{path} is not a readable Hearts Lab checkpoint: it holds Python objects other than "
+                              "tensors, numbers, strings, lists and dicts") from None
+    except Exception as err:  # torch raises several types for corrupt files (a damaged zip member, ...)
+        raise CheckpointError(f"{path} is not a readable Hearts Lab checkpoint ({type(err).__name__}: "
+                              f"{_first_line_without_advice(err)})") from None
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         raise CheckpointError(f"{path} is not a Hearts Lab checkpoint (expected format {FORMAT!r})")
     try:
         payload["meta"] = json.loads(payload["meta"])
-    except (KeyError, TypeError, json.JSONDecodeError):
-        raise CheckpointError(f"{path} has no readable metadata") from None
+    except (KeyError, TypeError, json.JSONDecodeError, RecursionError):  # RecursionError: absurdly nested
+        raise _invalid(path, "its metadata is not readable JSON") from None
+    if not isinstance(payload["meta"], dict):
+        raise _invalid(path, "its metadata is not a JSON object")
     return payload
+
+
+def _first_line_without_advice(err: Exception) -> str:
+    """The first line of a library's error, unless it advises loading the file unsafely."""
+    line = str(err).splitlines()[0] if str(err) else ""
+    if any(word in line.lower() for word in ("weights_only", "weights only", "unsafe", "trust", "pickle")):
+        return "refused"
+    return line
+
+
+def _check_sizes(meta: dict[str, Any], state: Any, path: str | Path) -> None:
+    """Refuse metadata whose network sizes are not those of the stored weights ``state``, before any
+    network is built from them: the network is allocated from the metadata, the weights are what
+    the file really holds (so they are no bigger than the file)."""
+    hidden, scorer = meta.get("hidden"), meta.get("card_scorer", 0)  # files before card_scorer: none
+    if not isinstance(hidden, list) or not all(type(h) is int and h > 0 for h in hidden):
+        raise _invalid(path, f"'hidden' must be a list of layer sizes (whole numbers above 0), not {hidden!r:.60}")
+    if type(scorer) is not int or scorer < 0:
+        raise _invalid(path, f"'card_scorer' must be a whole number of units (0 for none), not {scorer!r:.60}")
+    if not isinstance(state, dict) or not all(isinstance(t, torch.Tensor) for t in state.values()):
+        raise _invalid(path, "its weights are not a table of tensors")
+    if 2 * len(hidden) > len(state):  # each layer stores two tensors: refuse before even a shape-only net
+        raise _invalid(path, f"the metadata names {len(hidden)} layers; the file stores {len(state)} tensors")
+    with torch.device("meta"):  # shapes without memory
+        expected = {k: tuple(t.shape) for k, t in PolicyNet(hidden=hidden, card_scorer=scorer).state_dict().items()}
+    stored = {k: tuple(t.shape) for k, t in state.items()}
+    for name in [*expected, *(k for k in stored if k not in expected)]:  # the first difference, input side first
+        if expected.get(name) != stored.get(name):
+            raise _invalid(
+                path, f"its metadata (hidden {hidden!s:.60}, card_scorer {scorer}) needs {name} of shape "
+                      f"{expected.get(name, 'none')}; the file stores {stored.get(name, 'none')}")
 
 
 def check_compatible(meta: dict[str, Any], rules: Rules | None, path: str | Path) -> None:
@@ -89,7 +155,10 @@ def check_compatible(meta: dict[str, Any], rules: Rules | None, path: str | Path
             f"this version reads observation v{OBS_VERSION} ({OBS_DIM} floats)"
         )
     if rules is not None:
-        made_for = Rules.from_dict(meta["rules"])
+        try:
+            made_for = Rules.from_dict(meta["rules"])
+        except (KeyError, TypeError, AttributeError, RulesError):
+            raise _invalid(path, "its metadata has no usable rules") from None
         if not made_for.same_game(rules):
             raise CheckpointError(
                 f"{path} was trained for rules '{made_for.name}' (trained vs here: {made_for.differences(rules)}); "
@@ -102,11 +171,12 @@ def load_net(path: str | Path, rules: Rules | None = None) -> tuple[PolicyNet, d
     payload = load(path)
     meta = payload["meta"]
     check_compatible(meta, rules, path)
-    net = PolicyNet(hidden=meta["hidden"], card_scorer=int(meta.get("card_scorer", 0)))  # files before it: none
+    _check_sizes(meta, payload.get("model"), path)
+    net = PolicyNet(hidden=meta["hidden"], card_scorer=meta.get("card_scorer", 0))
     try:
         net.load_state_dict(payload["model"], strict=True)
-    except (RuntimeError, KeyError) as err:
-        raise CheckpointError(f"{path}: the weights do not fit the network it describes ({err})") from None
+    except (RuntimeError, KeyError) as err:  # shapes were checked; e.g. a tensor of another type
+        raise _invalid(path, f"the weights do not fit the network it describes ({str(err).splitlines()[0]})") from None
     return net, meta
 
 

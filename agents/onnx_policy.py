@@ -21,7 +21,7 @@ import numpy as np
 
 from agents.base import AgentSpecError
 from hearts_env.observe import OBS_DIM, OBS_VERSION, OBSERVATION_LAYOUT
-from hearts_env.rules import Rules
+from hearts_env.rules import Rules, RulesError
 
 MANIFEST_FORMAT = "hearts-lab-policy"
 MANIFEST_VERSION = 1
@@ -61,9 +61,13 @@ def read_manifest(model_path: str | Path) -> dict[str, Any]:
             f"{model_path}: no manifest {path.name} beside the model (hearts export writes both; keep them together)"
         )
     try:
-        manifest = json.loads(path.read_text())
-    except json.JSONDecodeError as err:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as err:  # a binary file, or text in another encoding
+        raise PolicyManifestError(f"{path}: not a manifest (not UTF-8 text: byte {err.start + 1} is invalid)") from None
+    except ValueError as err:  # JSONDecodeError, or a number longer than Python converts
         raise PolicyManifestError(f"{path}: not valid JSON ({err})") from None
+    except RecursionError:
+        raise PolicyManifestError(f"{path}: not valid JSON (nested too deeply)") from None
     if not isinstance(manifest, dict):
         raise PolicyManifestError(f"{path}: a manifest is a JSON object")
     return manifest
@@ -77,7 +81,12 @@ def check_manifest(manifest: dict[str, Any], model_path: str | Path, model_meta:
             f"{where}: format {manifest.get('format')!r} version {manifest.get('format_version')!r}; "
             f"expected {MANIFEST_FORMAT!r} version {MANIFEST_VERSION}"
         )
-    observation = manifest.get("observation") or {}
+    observation, model = manifest.get("observation") or {}, manifest.get("model") or {}
+    layout = observation.get("layout", []) if isinstance(observation, dict) else None
+    # Manifests come with models from anywhere: a value of the wrong type is refused here, not met
+    # as a Python error further on.
+    if not (isinstance(model, dict) and isinstance(layout, list) and all(isinstance(p, dict) for p in layout)):
+        raise PolicyManifestError(f"{where}: 'observation' (with its 'layout' list) and 'model' must be JSON objects")
     version, dim = observation.get("version"), observation.get("dimension")
     if version != OBS_VERSION or dim != OBS_DIM:
         raise PolicyManifestError(
@@ -85,10 +94,10 @@ def check_manifest(manifest: dict[str, Any], model_path: str | Path, model_meta:
             f"observation v{OBS_VERSION} ({OBS_DIM} floats)"
         )
     ours = layout_entries()
-    theirs = [{k: piece.get(k) for k in ("name", "offset", "size", "shape")} for piece in observation.get("layout", [])]
+    theirs = [{k: piece.get(k) for k in ("name", "offset", "size", "shape")} for piece in layout]
     if theirs != ours:
         raise PolicyManifestError(f"{where}: the observation layout differs from this code's observation v{OBS_VERSION}")
-    expected = (manifest.get("model") or {}).get("sha256")
+    expected = model.get("sha256")
     actual = sha256_file(model_path)
     if expected != actual:
         raise PolicyManifestError(
@@ -128,7 +137,10 @@ class OnnxPolicyAgent:
             raise PolicyManifestError(f"{path}: onnxruntime cannot load the model ({first_line})") from None
         model_meta = dict(self.session.get_modelmeta().custom_metadata_map)
         check_manifest(self.manifest, path, model_meta)
-        self.rules = Rules.from_dict(self.manifest["rules"])
+        try:
+            self.rules = Rules.from_dict(self.manifest["rules"])
+        except (KeyError, TypeError, AttributeError, RulesError) as err:
+            raise PolicyManifestError(f"{manifest_path(path)}: no usable rules ({err})") from None
         if rules is not None and not self.rules.same_game(rules):
             raise PolicyManifestError(
                 f"{path} was exported for rules '{self.rules.name}'; the game here uses rules '{rules.name}'"

@@ -18,6 +18,14 @@ A deal set is saved as ``.npz`` (NumPy's zip of arrays, no pickles)::
     rules_json      str          the rules (``Rules.to_dict()`` as JSON)
     dealt           uint64[n,P]  each seat's cards as dealt, for inspection (recomputed and checked on load)
     dead            uint64[n]    cards set aside (two-player game)
+
+Deal sets are shared, so a file is checked against that layout before any array is read: each
+member's header (type, number of dimensions, declared size, which must be what the member holds)
+and the total the members declare, which may not exceed ``MAX_INFLATION`` times the file's size (a
+real set compresses about 2x: its seeds are random). NumPy allocates an array by its header before
+reading the data, so a small zip bomb would otherwise take gigabytes before it was refused. Arrays
+of Python objects are refused, never unpickled, and NumPy's advice to load them unsafely is never
+passed on.
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -33,7 +42,13 @@ from hearts_env import cards, deal
 from hearts_env.rules import Rules, RulesError
 
 DEAL_SET_VERSION = 1
-_KEYS = ("format_version", "seed", "seeds", "hand_numbers", "rules_json", "dealt", "dead")
+# Each member: (dtype kind, number of dimensions); numbers are 8 bytes, text is NumPy's unicode.
+_LAYOUT = {"format_version": ("i", 0), "seed": ("u", 0), "seeds": ("u", 1), "hand_numbers": ("i", 1),
+           "rules_json": ("U", 0), "dealt": ("u", 2), "dead": ("u", 1)}
+_KEYS = tuple(_LAYOUT)
+_KINDS = {"i": "8-byte integers", "u": "8-byte unsigned integers", "U": "text"}
+MAX_INFLATION = 8  # the members may declare at most this many times the file's size
+_MAX_RULES_CHARS = 1 << 16
 
 
 class DealSetError(ValueError):
@@ -101,15 +116,11 @@ class DealSet:
         if not path.is_file():
             raise DealSetError(f"deal set {path}: no such file")
         try:
-            with np.load(path, allow_pickle=False) as data:
-                missing = [k for k in _KEYS if k not in data.files]
-                if missing:
-                    raise DealSetError(f"deal set {path}: not a deal set file (missing {', '.join(missing)})")
-                arrays = {k: data[k] for k in _KEYS}
+            arrays = _read_arrays(path)
         except DealSetError:
             raise
-        except (OSError, ValueError, zipfile.BadZipFile, EOFError) as err:
-            raise DealSetError(f"deal set {path}: not a readable deal set (.npz) file: {err}") from None
+        except (OSError, ValueError, EOFError, NotImplementedError, zipfile.BadZipFile, zlib.error) as err:
+            raise DealSetError(f"deal set {path}: not a readable deal set (.npz) file: {_reason(err)}") from None
         version = int(arrays["format_version"])
         if version != DEAL_SET_VERSION:
             raise DealSetError(
@@ -117,7 +128,7 @@ class DealSet:
             )
         try:
             stored = Rules.from_dict(json.loads(str(arrays["rules_json"])))
-        except (json.JSONDecodeError, RulesError, TypeError) as err:
+        except (json.JSONDecodeError, RulesError, TypeError, AttributeError, RecursionError) as err:
             raise DealSetError(f"deal set {path}: its rules cannot be read: {err}") from None
         if rules is not None and not stored.same_game(rules):
             raise DealSetError(
@@ -138,6 +149,65 @@ class DealSet:
                 "(edited file, or made by an engine version that deals differently)"
             )
         return result
+
+
+def _reason(err: Exception) -> str:
+    """The first line of zipfile's or NumPy's message for a damaged file, unless it advises loading
+    the file unsafely (NumPy does, for pickled data and long headers): never passed on."""
+    line = str(err).splitlines()[0] if str(err) else type(err).__name__
+    if any(word in line.lower() for word in ("allow_pickle", "unsafe", "trust", "pickle")):
+        return "refused by NumPy's safe loading"
+    return line
+
+
+def _read_arrays(path: Path) -> dict[str, np.ndarray]:
+    """The deal set's arrays, each member's header checked against :data:`_LAYOUT` and the file's
+    size before anything is inflated or allocated."""
+    def invalid(why: str) -> DealSetError:
+        return DealSetError(f"deal set {path}: not a valid deal set: {why}")
+
+    size = path.stat().st_size
+    with zipfile.ZipFile(path) as archive:
+        members = {info.filename.removesuffix(".npy"): info for info in archive.infolist()}
+        missing = [k for k in _KEYS if k not in members]
+        if missing:
+            raise DealSetError(f"deal set {path}: not a deal set file (missing {', '.join(missing)})")
+        declared: dict[str, int] = {}
+        shapes: dict[str, tuple[int, ...]] = {}
+        for key, (kind, ndim) in _LAYOUT.items():
+            with archive.open(members[key]) as member:  # inflates only the header
+                version = np.lib.format.read_magic(member)
+                if version not in ((1, 0), (2, 0)):
+                    raise invalid(f"{key} has NumPy format version {version}")
+                read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else \
+                    np.lib.format.read_array_header_2_0
+                shape, _, dtype = read_header(member)
+                offset = member.tell()
+            if dtype.hasobject:
+                raise invalid(f"{key} holds Python objects; a deal set holds numbers and text")
+            if dtype.kind != kind or len(shape) != ndim or (kind != "U" and dtype.itemsize != 8):
+                raise invalid(f"{key} is {dtype}{list(shape)}; a deal set stores {_KINDS[kind]} there, "
+                              f"with {ndim} dimension(s)")
+            if kind == "U" and dtype.itemsize // 4 > _MAX_RULES_CHARS:
+                raise invalid(f"{key} is {dtype.itemsize // 4} characters long; rules take at most {_MAX_RULES_CHARS}")
+            declared[key] = int(np.prod(shape, dtype=object)) * dtype.itemsize
+            shapes[key] = tuple(shape)
+            if offset + declared[key] != members[key].file_size:  # NumPy allocates what the header says
+                raise invalid(f"{key} declares {declared[key]} bytes ({dtype}{list(shape)}) but holds "
+                              f"{members[key].file_size - offset}")
+        largest = max(declared, key=declared.get)
+        if sum(declared.values()) > MAX_INFLATION * size:  # a zip bomb: refused before inflating it
+            raise invalid(f"its arrays declare {sum(declared.values())} bytes ({largest}: {declared[largest]}) "
+                          f"in a file of {size} bytes, more than {MAX_INFLATION} times its size")
+        n = shapes["seeds"][0]
+        if shapes["hand_numbers"] != (n,) or shapes["dead"] != (n,) or shapes["dealt"][:1] != (n,):
+            raise invalid(f"its arrays disagree on the number of deals "
+                          f"({', '.join(f'{k} {list(shapes[k])}' for k in ('seeds', 'hand_numbers', 'dealt', 'dead'))})")
+        arrays = {}
+        for key in _KEYS:
+            with archive.open(members[key]) as member:
+                arrays[key] = np.lib.format.read_array(member, allow_pickle=False)
+    return arrays
 
 
 def describe_rules(rules: Rules) -> str:

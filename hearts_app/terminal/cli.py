@@ -101,7 +101,8 @@ def cmd_play(args: argparse.Namespace) -> int:
         seed = match.seed if match.seed is not None else 0
         played = sum(len(h["actions"]) for h in match.hands)
         opponents = {
-            seat: _make_agent(spec, _agent_seed(seed, seat, played)) for seat, spec in enumerate(specs, 1)
+            seat: _make_agent(spec, _agent_seed(seed, seat, played), match.rules)
+            for seat, spec in enumerate(specs, 1)
         }
     except (PlayError, RulesError, records.RecordError) as err:
         print(f"hearts play: error: {err}", file=sys.stderr)
@@ -127,8 +128,12 @@ def _new_match(args: argparse.Namespace):
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as err:
         raise PlayError(f"--deal {path}: cannot read it ({err.strerror or err})") from None
+    except UnicodeDecodeError as err:  # a binary file, or text in another encoding (latin-1, ...)
+        raise PlayError(f"--deal {path}: not YAML/JSON (not UTF-8 text: byte {err.start + 1} is invalid)") from None
     except yaml.YAMLError as err:
-        raise PlayError(f"--deal {path}: not YAML/JSON ({err})") from None
+        raise PlayError(f"--deal {path}: not YAML/JSON ({' '.join(str(err).split())})") from None
+    except RecursionError:  # nested deeper than the YAML reader recurses
+        raise PlayError(f"--deal {path}: not YAML/JSON (nested too deeply)") from None
     if not isinstance(data, dict) or not isinstance(data.get("hands"), list):
         raise PlayError(f"--deal {path}: expected a mapping with 'hands' (a list by seat), see docs/play.md")
     unknown = set(data) - {"hands", "hand_number", "scores"}
@@ -157,11 +162,11 @@ def _agent_seed(seed: int, seat: int, actions_so_far: int) -> int:
     return int(np.random.SeedSequence([abs(int(seed)), seat, actions_so_far]).generate_state(1)[0])
 
 
-def _make_agent(spec: str, seed: int):
+def _make_agent(spec: str, seed: int, rules):
     from agents import AgentSpecError, make  # every spec (ckpt:PATH, onnx:PATH too), with one-line errors
 
     try:
-        return make(spec, seed=seed)
+        return make(spec, seed=seed, rules=rules)  # rules: a model made for another game is refused
     except AgentSpecError as err:
         raise PlayError(str(err)) from None  # names the spec: unknown, file not found, other rules, ...
 

@@ -40,6 +40,10 @@ from .match import GameOver, HandScored, HandStarted, Match, RecordMismatch
 
 RECORD_FORMAT = "play"
 RECORD_VERSION = 1
+# Record files come from anywhere. The engine's replay checks what a record says, but a line of the
+# wrong shape (a number where a list belongs) fails inside it with Python's own errors: those are
+# the record's fault, reported in one line like every other unusable record.
+_MALFORMED = (TypeError, AttributeError, KeyError, IndexError, ValueError)
 
 
 class RecordError(ValueError):
@@ -76,10 +80,14 @@ def load(path: str | Path) -> RecordFile:
         lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     except OSError as err:
         raise RecordError(f"cannot read {path}: {err.strerror or err}") from None
+    except UnicodeDecodeError as err:  # a binary file, or text in another encoding (latin-1, ...)
+        raise RecordError(f"{path}: not a game record (not UTF-8 text: byte {err.start + 1} is invalid)") from None
     try:
         rows = [json.loads(line) for line in lines]
-    except json.JSONDecodeError as err:
+    except ValueError as err:  # JSONDecodeError, or a number longer than Python converts
         raise RecordError(f"{path}: not JSON lines ({err})") from None
+    except RecursionError:  # JSON nested deeper than the reader recurses
+        raise RecordError(f"{path}: not a game record (JSON nested too deeply)") from None
     if not rows or not isinstance(rows[0], dict) or rows[0].get("type") != "header":
         raise RecordError(f"{path}: not a game record (the first line must be {{\"type\": \"header\", ...}})")
     games = [r for r in rows[1:] if isinstance(r, dict) and r.get("type") == "game"]
@@ -120,11 +128,16 @@ def resume(path: str | Path) -> tuple[Match, dict[str, Any]]:
     record = load(path)
     if not record.is_play:
         raise RecordError(f"{record.path}: only play records (hearts play --save) can be resumed")
-    game = record.games[-1]
+    game, rules = record.games[-1], record.rules
     try:
-        match = Match.from_record(record.rules, game)
+        match = Match.from_record(rules, game)
     except RecordMismatch as err:
         raise RecordError(f"{record.path}: {err}") from None
+    except _MALFORMED as err:
+        raise RecordError(f"{record.path}: not a game record the engine can replay ({type(err).__name__}: {err})") from None
+    specs = game.get("specs")
+    if specs is not None and not (isinstance(specs, list) and all(isinstance(s, str) for s in specs)):
+        raise RecordError(f"{record.path}: the game's specs are not a list of agent specs")
     return match, game
 
 
@@ -135,6 +148,16 @@ def resume(path: str | Path) -> tuple[Match, dict[str, Any]]:
 
 def replay(record: RecordFile, number: int, console: Console, brief: bool = False) -> bool:
     """Show game ``number`` (1-based) trick by trick; True when the engine reproduces its scores."""
+    try:
+        return _replay(record, number, console, brief)
+    except RecordError:
+        raise
+    except _MALFORMED as err:
+        raise RecordError(f"{record.path}, game {number}: not a game record the engine can replay "
+                          f"({type(err).__name__}: {err})") from None
+
+
+def _replay(record: RecordFile, number: int, console: Console, brief: bool) -> bool:
     game = record.game(number)
     rules = record.rules
     compass = screen.seat_names(rules.num_players)

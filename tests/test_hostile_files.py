@@ -1,0 +1,357 @@
+"""Files from strangers: checkpoints, deal sets, game records and exported policies that are corrupt,
+oversized or malicious.
+
+Each is refused with one line saying what the file is not and why: before any allocation its
+declared sizes would cause, without running code from it, and without passing on a library's
+advice to load it unsafely (torch's "weights_only=False", numpy's "allow_pickle").
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+import subprocess
+import sys
+import tracemalloc
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from agents import AgentSpecError, make
+from agents.checkpoint import CheckpointError, load_net, save
+from agents.policy import PolicyNet
+from eval.deals import DealSet, DealSetError
+from hearts_app import cli
+from hearts_env.rules import Rules
+
+ROOT = Path(__file__).resolve().parents[1]
+CLASSIC = Rules.preset("classic")
+# Words of the libraries' advice to load a refused file unsafely; our messages never carry them.
+UNSAFE_ADVICE = ("weights_only", "weights only", "unsafe", "allow_pickle", "trust", "can still be loaded",
+                 "pickle.load")
+
+
+def assert_plain_refusal(message: str, says: str) -> None:
+    assert says in message, message
+    assert "\n" not in message.strip(), message
+    lowered = message.lower()
+    for words in UNSAFE_ADVICE:
+        assert words not in lowered, f"{words!r} in {message!r}"
+
+
+class Marker:
+    """A pickled object that, if ever unpickled, creates the file ``path``: it must never be."""
+
+    def __init__(self, path: Path):
+        self.path = str(path)
+
+    def __reduce__(self):
+        return (open, (self.path, "w"))
+
+
+# ---- checkpoints -------------------------------------------------------------------------------
+
+def checkpoint(tmp_path: Path, name: str = "ok.pt", **meta_changes) -> Path:
+    """A small real checkpoint (one layer of 8), its metadata changed as given."""
+    path = save(tmp_path / name, PolicyNet(hidden=[8]), {"rules": CLASSIC.to_dict()})
+    if meta_changes:
+        payload = torch.load(path, weights_only=True)
+        meta = {**json.loads(payload["meta"]), **meta_changes}
+        payload["meta"] = json.dumps(meta)
+        torch.save(payload, path)
+    return path
+
+
+def test_checkpoint_naming_a_huge_layer_is_refused_before_allocating(tmp_path):
+    # 20 million units would take 50 GB; the file stores the weights of 8. Loaded in a child
+    # process limited to 6 GB of address space, so a loader that builds the network first fails
+    # there (with a traceback) instead of filling this machine's memory.
+    path = checkpoint(tmp_path, "huge.pt", hidden=[20_000_000])
+    assert path.stat().st_size < 100_000
+    script = (
+        "import resource, sys\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (6 << 30, 6 << 30))\n"
+        "from agents.checkpoint import CheckpointError, load_net\n"
+        "try:\n"
+        "    load_net(sys.argv[1])\n"
+        "except CheckpointError as err:\n"
+        "    print(err)\n"
+        "    sys.exit(3)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", script, str(path)], cwd=ROOT, capture_output=True, text=True,
+                         timeout=300, check=False)
+    assert run.returncode == 3, run.stderr[-3000:]
+    assert_plain_refusal(run.stdout, "not a valid Hearts Lab checkpoint")
+    assert "20000000" in run.stdout and "trunk.0.weight" in run.stdout
+
+
+@pytest.mark.parametrize("changes", [
+    {"hidden": [-5]},
+    {"hidden": [0]},
+    {"hidden": ["wide"]},
+    {"hidden": "64"},
+    {"hidden": [8.5]},
+    {"hidden": [16]},  # sizes that do not match the stored weights (8)
+    {"hidden": [8, 8]},
+    {"card_scorer": -1},
+    {"card_scorer": "many"},
+], ids=["negative", "zero", "text-layer", "text", "fraction", "wider", "deeper", "negative-scorer", "text-scorer"])
+def test_checkpoint_metadata_that_does_not_describe_its_weights_is_refused(tmp_path, changes):
+    path = checkpoint(tmp_path, "bad.pt", **changes)
+    with pytest.raises(CheckpointError) as err:
+        load_net(path)
+    assert_plain_refusal(str(err.value), "not a valid Hearts Lab checkpoint")
+
+
+def test_checkpoint_metadata_that_is_not_an_object_is_refused(tmp_path):
+    path = checkpoint(tmp_path)
+    payload = torch.load(path, weights_only=True)
+    for meta in ("[1, 2]", "[" * 100_000):  # a list; nesting deeper than the JSON reader recurses
+        payload["meta"] = meta
+        torch.save(payload, path)
+        with pytest.raises(CheckpointError) as err:
+            load_net(path)
+        assert_plain_refusal(str(err.value), "Hearts Lab checkpoint")
+
+
+def test_compressed_checkpoint_is_refused_before_it_is_inflated(tmp_path):
+    # torch.save stores tensors uncompressed, but torch.load also inflates compressed zip members:
+    # a small file could unpack to gigabytes. Here 16 MB of zeros packed into a few kilobytes.
+    plain = checkpoint(tmp_path, "plain.pt")
+    payload = torch.load(plain, weights_only=True)
+    payload["extra"] = {"pad": torch.zeros(4 << 20)}
+    torch.save(payload, plain)
+    bomb = tmp_path / "bomb.pt"
+    with zipfile.ZipFile(plain) as source, zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as out:
+        for info in source.infolist():
+            out.writestr(info.filename, source.read(info.filename))
+    assert bomb.stat().st_size < 200_000
+    with pytest.raises(CheckpointError) as err:
+        load_net(bomb)
+    message = str(err.value)
+    assert_plain_refusal(message, "not a valid Hearts Lab checkpoint")
+    assert str(bomb.stat().st_size) in message and "compressed" in message
+
+
+def test_checkpoint_with_a_pickled_object_is_refused_without_running_it_or_unsafe_advice(tmp_path):
+    marker = tmp_path / "code-ran"
+    evil = tmp_path / "evil.pt"
+    torch.save({"format": "hearts-lab-checkpoint-1", "model": {}, "meta": "{}", "x": Marker(marker)}, evil)
+    junk = tmp_path / "junk.pt"
+    junk.write_bytes(np.random.default_rng(0).integers(0, 256, 4096, dtype=np.uint8).tobytes())
+    raw_pickle = tmp_path / "raw.pt"
+    raw_pickle.write_bytes(pickle.dumps(Marker(marker)))
+    for path in (evil, junk, raw_pickle):
+        with pytest.raises(CheckpointError) as err:
+            load_net(path)
+        assert_plain_refusal(str(err.value), "Hearts Lab checkpoint")
+        with pytest.raises(AgentSpecError) as err:
+            make(f"ckpt:{path}")
+        assert_plain_refusal(str(err.value), "Hearts Lab checkpoint")
+    assert not marker.exists()
+
+
+# ---- deal sets ---------------------------------------------------------------------------------
+
+def deal_arrays(tmp_path: Path, n: int = 4) -> dict[str, np.ndarray]:
+    path = DealSet.generate(CLASSIC, n, seed=5).save(tmp_path / "real.npz")
+    with np.load(path) as data:
+        return dict(data)
+
+
+def write_npz(path: Path, arrays: dict[str, np.ndarray], zeros: tuple[str, int] | None = None,
+              header_shape: tuple[str, tuple[int, ...]] | None = None) -> Path:
+    """An .npz as np.savez_compressed writes it. ``zeros=(key, count)``: that member holds ``count``
+    uint64 zeros, streamed so this test never holds them. ``header_shape=(key, shape)``: that
+    member's header declares ``shape`` over its real (small) data."""
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
+        for key, value in arrays.items():
+            with zf.open(key + ".npy", "w", force_zip64=True) as member:
+                if zeros and key == zeros[0]:
+                    header = {"descr": "<u8", "fortran_order": False, "shape": (zeros[1],)}
+                    np.lib.format.write_array_header_1_0(member, header)
+                    block = bytes(8 << 20)
+                    for _ in range(zeros[1] * 8 // len(block)):
+                        member.write(block)
+                elif header_shape and key == header_shape[0]:
+                    header = np.lib.format.header_data_from_array_1_0(value)
+                    header["shape"] = header_shape[1]
+                    np.lib.format.write_array_header_1_0(member, header)
+                    member.write(value.tobytes())
+                else:
+                    np.lib.format.write_array(member, np.asanyarray(value), allow_pickle=False)
+    return path
+
+
+def test_the_npz_writer_of_these_tests_writes_what_the_loader_reads(tmp_path):
+    path = write_npz(tmp_path / "copy.npz", deal_arrays(tmp_path))
+    assert len(DealSet.load(path)) == 4  # the helper writes files the loader reads
+
+
+def test_zip_bomb_deal_set_is_refused_before_it_is_inflated(tmp_path):
+    arrays = deal_arrays(tmp_path)
+    count = 16 << 20  # 128 MB of zeros as "dead" cards, compressed to about 600 KB
+    bomb = write_npz(tmp_path / "bomb.npz", arrays, zeros=("dead", count))
+    assert bomb.stat().st_size < 2_000_000
+    tracemalloc.start()  # numpy reports its array memory to tracemalloc
+    try:
+        with pytest.raises(DealSetError) as err:
+            DealSet.load(bomb)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    message = str(err.value)
+    assert_plain_refusal(message, "not a valid deal set")
+    assert "dead" in message and str(count * 8) in message
+    assert peak < 8 << 20, f"{peak} bytes allocated before refusing"
+
+
+def test_deal_set_member_whose_header_claims_more_than_it_holds_is_refused(tmp_path):
+    # Header says 2**40 numbers (8 TiB), the member holds 4: numpy would allocate by the header.
+    arrays = deal_arrays(tmp_path)
+    path = write_npz(tmp_path / "liar.npz", arrays, header_shape=("dead", (1 << 40,)))
+    with pytest.raises(DealSetError) as err:
+        DealSet.load(path)
+    assert_plain_refusal(str(err.value), "not a valid deal set")
+
+
+@pytest.mark.parametrize("key, value", [
+    ("seeds", np.zeros((4, 3), dtype=np.uint64)),  # wrong number of dimensions
+    ("seeds", np.zeros(5, dtype=np.uint64)),  # more seeds than hand numbers
+    ("seeds", np.zeros(4, dtype=np.float64)),  # wrong type
+    ("dealt", np.zeros((4, 4, 2), dtype=np.uint64)),
+    ("rules_json", np.zeros(3)),
+    ("format_version", np.arange(3)),
+])
+def test_deal_set_arrays_of_the_wrong_shape_or_type_are_refused(tmp_path, key, value):
+    arrays = deal_arrays(tmp_path)
+    arrays[key] = value
+    with pytest.raises(DealSetError) as err:
+        DealSet.load(write_npz(tmp_path / "odd.npz", arrays))
+    assert_plain_refusal(str(err.value), "deal set")
+
+
+def test_deal_set_with_pickled_objects_is_refused_without_running_them_or_unsafe_advice(tmp_path):
+    marker = tmp_path / "code-ran"
+    arrays = deal_arrays(tmp_path)
+    arrays["seeds"] = np.array([Marker(marker)] * 4, dtype=object)
+    objects = tmp_path / "objects.npz"
+    np.savez(objects, **arrays)  # numpy pickles object arrays when saving
+    raw_pickle = tmp_path / "raw.npz"
+    raw_pickle.write_bytes(pickle.dumps(Marker(marker)))
+    npy = tmp_path / "single.npz"
+    np.save(npy, np.array([Marker(marker)], dtype=object))  # a lone .npy with pickled data
+    Path(str(npy) + ".npy").rename(npy)
+    long_header = tmp_path / "long-header.npz"  # numpy's refusal of it advises allow_pickle=True
+    with zipfile.ZipFile(long_header, "w") as zf:
+        for key in arrays:
+            zf.writestr(key + ".npy", b"\x93NUMPY\x01\x00" + (20_000).to_bytes(2, "little") + b" " * 20_000)
+    for path in (objects, raw_pickle, npy, long_header):
+        with pytest.raises(DealSetError) as err:
+            DealSet.load(path)
+        assert_plain_refusal(str(err.value), "deal set")
+    assert not marker.exists()
+
+
+# ---- game records (hearts replay, hearts play --resume / --deal) -------------------------------
+
+RANDOM_BYTES = np.random.default_rng(1).integers(0, 256, 4096, dtype=np.uint8).tobytes()
+LATIN_1 = ('{"type": "header", "format": "play", "rules_name": "Café à la carte"}\n').encode("latin-1")
+DEEP = b"[" * 100_000 + b"\n"  # valid UTF-8, nested deeper than the JSON reader recurses
+
+
+@pytest.mark.parametrize("content", [RANDOM_BYTES, LATIN_1, DEEP], ids=["random-bytes", "latin-1", "deep-json"])
+@pytest.mark.parametrize("command", [["replay", "--no-color"], ["play", "--no-color", "--resume"]])
+def test_unreadable_record_is_one_line_not_a_traceback(tmp_path, capsys, content, command):
+    path = tmp_path / "game.jsonl"
+    path.write_bytes(content)
+    assert cli.main([*command, str(path)]) == 2
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"hearts {command[0]}: error: {path}"), captured.err
+    assert "Traceback" not in captured.err + captured.out
+
+
+HEADER = {"type": "header", "format": "play", "rules": CLASSIC.to_dict(), "seed": 1}
+WRONG_SHAPES = {  # game lines with a value of the wrong type where the replay looks
+    "hands-text": {"hands": "abc", "deal_seed": "1"},
+    "hand-text": {"hands": ["x", 5], "deal_seed": "1"},
+    "dealt-number": {"hands": [{"hand_number": 0, "dealt": 5}], "deal_seed": "1"},
+    "seats-number": {"seats": 5, "hands": [{"hand_number": 0}], "deal_seed": "1"},
+}
+
+
+@pytest.mark.parametrize("game", WRONG_SHAPES.values(), ids=WRONG_SHAPES.keys())
+@pytest.mark.parametrize("command", [["replay", "--no-color"], ["play", "--no-color", "--resume"]])
+def test_record_of_the_wrong_shape_is_one_line_not_a_traceback(tmp_path, capsys, game, command):
+    path = tmp_path / "game.jsonl"
+    path.write_text(json.dumps(HEADER) + "\n" + json.dumps({"type": "game", **game}) + "\n")
+    assert cli.main([*command, str(path)]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"hearts {command[0]}: error: {path}"), lines
+
+
+def test_resumed_record_whose_specs_are_not_a_list_is_one_line(tmp_path, capsys):
+    from hearts_app.terminal import records
+    from hearts_app.terminal.match import Match
+
+    path = records.save(tmp_path / "game.jsonl", Match.new(CLASSIC, 3), ["human", "random", "random", "random"])
+    header, game = [json.loads(line) for line in path.read_text().splitlines()]
+    game["specs"] = 5
+    path.write_text(json.dumps(header) + "\n" + json.dumps(game) + "\n")
+    assert cli.main(["play", "--no-color", "--resume", str(path)]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert lines == [f"hearts play: error: {path}: the game's specs are not a list of agent specs"]
+
+
+@pytest.mark.parametrize("content", [RANDOM_BYTES, LATIN_1, DEEP, b"hands: [\n  - : :\n\t x"],
+                         ids=["random-bytes", "latin-1", "deep", "multi-line-yaml-error"])
+def test_unreadable_deal_file_for_play_is_one_line(tmp_path, capsys, content):
+    path = tmp_path / "deal.yaml"
+    path.write_bytes(content)
+    assert cli.main(["play", "--no-color", "--opponents", "random", "--deal", str(path)]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"hearts play: error: --deal {path}"), lines
+
+
+# ---- exported policies (onnx:PATH) -------------------------------------------------------------
+
+@pytest.mark.parametrize("manifest", [None, RANDOM_BYTES, LATIN_1, DEEP, b'{"format": 5}',
+                                      b'{"format": "hearts-lab-policy", "format_version": 1, "observation": []}'],
+                         ids=["no-manifest", "random-bytes", "latin-1", "deep-json", "other-format", "odd-types"])
+def test_garbage_onnx_model_or_manifest_is_one_line(tmp_path, manifest):
+    pytest.importorskip("onnxruntime")
+    from agents.onnx_policy import OnnxPolicyAgent, PolicyManifestError
+
+    model = tmp_path / "garbage.onnx"
+    model.write_bytes(RANDOM_BYTES)
+    if manifest is not None:
+        (tmp_path / "garbage.json").write_bytes(manifest)
+    with pytest.raises(PolicyManifestError) as err:
+        OnnxPolicyAgent(model)
+    assert_plain_refusal(str(err.value), "garbage")
+    with pytest.raises(AgentSpecError) as err:
+        make(f"onnx:{model}")
+    assert_plain_refusal(str(err.value), "garbage")
+
+
+@pytest.mark.parametrize("changes", [{"observation": []}, {"model": "policy.onnx"},
+                                     {"observation": {"version": 1, "layout": "abc"}}],
+                         ids=["observation-list", "model-text", "layout-text"])
+def test_manifest_with_values_of_the_wrong_type_is_refused(tmp_path, changes):
+    from agents import onnx_policy
+    from hearts_env.observe import OBS_DIM, OBS_VERSION
+
+    model = tmp_path / "garbage.onnx"
+    model.write_bytes(RANDOM_BYTES)
+    manifest = {"format": onnx_policy.MANIFEST_FORMAT, "format_version": onnx_policy.MANIFEST_VERSION,
+                "observation": {"version": OBS_VERSION, "dimension": OBS_DIM, "layout": onnx_policy.layout_entries()},
+                "model": {}}
+    if "layout" in str(changes):
+        changes["observation"].update(dimension=OBS_DIM, version=OBS_VERSION)
+    with pytest.raises(onnx_policy.PolicyManifestError) as err:
+        onnx_policy.check_manifest({**manifest, **changes}, model)
+    assert_plain_refusal(str(err.value), "garbage.json")
