@@ -1,10 +1,17 @@
-"""``hearts train CONFIG [KEY=VALUE ...]``: run (or ``--resume``) a PPO training run."""
+"""``hearts train CONFIG [KEY=VALUE ...]``: run (or ``--resume``) a PPO training run.
+
+A config file is required (the defaults alone would start a 5 M-decision run). ``--resume``
+continues a run with the settings it was started with (other settings are refused by name, except
+``device`` and ``torch_threads``); ``--extend`` lets it take a new ``total_decisions``. Resuming a
+finished run changes nothing and prints its summary (exit code 0: the run is where it was asked to be).
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from .errors import UsageError
 
@@ -17,7 +24,13 @@ def register(subparsers) -> None:
     )
     parser.add_argument("config", nargs="?", help="YAML config (configs/ppo_classic.yaml, configs/smoke.yaml, ...)")
     parser.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="override settings, e.g. total_decisions=1e6")
-    parser.add_argument("--resume", action="store_true", help="continue the run in runs/<run_name> from its checkpoint")
+    parser.add_argument("--resume", action="store_true",
+                        help="continue the run in runs/<run_name> from its checkpoint, with the settings it was "
+                             "started with (a change is refused by name; device and torch_threads may change). "
+                             "A finished run is left untouched")
+    parser.add_argument("--extend", action="store_true",
+                        help="with --resume: take a new total_decisions (train the run, even a finished one, to a "
+                             "new budget; with anneal_lr the learning rate follows the new budget)")
     parser.add_argument("--device", help="auto (a GPU when present), cpu, cuda, cuda:N (overrides the config)")
     parser.add_argument("--runs-dir", default="runs", help="folder holding the runs (default runs/)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -27,15 +40,20 @@ def register(subparsers) -> None:
 def run_command(args: argparse.Namespace) -> int:
     from train.config import ConfigError, load_config
 
+    config_path, overrides = args.config, list(args.overrides)
+    if config_path is not None and "=" in config_path and not Path(config_path).exists():
+        config_path, overrides = None, [config_path] + overrides  # `hearts train KEY=VALUE`: overrides, no config
+    if args.extend and not args.resume:
+        raise UsageError("--extend goes with --resume (it changes the budget of an existing run)")
     try:
-        config = load_config(args.config, args.overrides)
+        config = load_config(config_path, overrides)
     except ConfigError as err:
         raise UsageError(str(err)) from None
     from eval.arena import training_evaluation
     from train.ppo import Run  # torch is imported only now
 
     try:
-        run = Run(config, runs_dir=args.runs_dir, resume=args.resume, device=args.device,
+        run = Run(config, runs_dir=args.runs_dir, resume=args.resume, extend=args.extend, device=args.device,
                   progress=not args.no_progress, log=lambda message: print(message, file=sys.stderr),
                   evaluate=training_evaluation)
     except (FileNotFoundError, FileExistsError, ValueError) as err:

@@ -2,15 +2,38 @@
 
 Every field is documented below; an unknown key or a bad value raises :class:`ConfigError`
 naming it. Nested keys are overridden with dots: ``league.snapshot_every=5``.
+
+A run needs a config file that sets something: none, or an empty one, is refused with the list of
+the shipped configs (``configs/*.yaml``), rather than silently starting a default 5 M-decision run.
+
+Types are strict, so a mistake is refused by name rather than converted:
+
+* a whole-number setting takes an int, or a float that is a whole number (``1e6`` is 1,000,000;
+  ``1.5`` is refused); never a bool (``seed: true``) or a string (``seed: "1"``);
+* a number setting takes an int or a float, never a bool or a string;
+* a flag takes ``true``/``false`` only; text settings take strings only.
+
+One exception, because of YAML: PyYAML reads a number in exponent notation such as ``1e6`` or
+``3e-4`` (YAML 1.1 wants a dot and a signed exponent, ``1.0e+6``) as the *string* ``"1e6"``. So a
+number setting also takes a string that is a plain decimal number with an exponent (``1e6``,
+``-2.5E-3``), read as that number. Other strings stay refused: a quoted ``"100"`` is text on purpose.
+
+Every agent spec (``eval_opponents``, ``imitation.teacher``, ``league.bots``) is checked by
+:func:`check_agents`, which builds it with :func:`agents.make` for the run's rules, before a run does
+any work. ``run_name`` must be a plain folder name, so a run stays inside its runs directory.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
-from typing import Any, Literal, Optional
+from typing import Annotated, Any, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+import numpy as np
+from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator,
+                      model_validator)
 
+from agents import AgentSpecError, make
 from hearts_env.rules import Rules, RulesError
 from hearts_env.settings_files import apply_overrides, read_mapping
 
@@ -18,56 +41,97 @@ from hearts_env.settings_files import apply_overrides, read_mapping
 #: Rewards and value targets are penalty points / 26 (a hand's points without a moon), so they stay near [-1, 0].
 REWARD_SCALE = 1.0 / 26.0
 
+#: The shipped training configs: ``configs/*.yaml`` of the project (rules files live in configs/rules/).
+CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
+
+#: A decimal number with an exponent, as PyYAML leaves it: a string (see the module docstring).
+_EXPONENT_NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+")
+
+#: What ``run_name`` may be: one folder name, no path (letters, digits, ``.``, ``_``, ``-``;
+#: starting with a letter or digit, so never ``.``, ``..``, a hidden folder or an option-like ``-x``).
+_RUN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
 
 class ConfigError(ValueError):
     """A training config that cannot be used; the message names the key."""
 
 
+def _exponent_string(value: Any) -> Any:
+    """``"1e6"`` as the float PyYAML should have read (NumPy numbers as Python's); any other value
+    unchanged."""
+    if isinstance(value, str) and _EXPONENT_NUMBER.fullmatch(value.strip()):
+        return float(value)
+    if isinstance(value, np.integer):  # np.bool_ is no np.integer: it stays refused
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    return value
+
+
+def _whole(value: Any) -> Any:
+    """An int setting: a whole-number float (``1e6``, ``1000000.0``) becomes its int; strict mode
+    refuses everything else that is not an int (bools, other strings)."""
+    value = _exponent_string(value)
+    if isinstance(value, float):
+        if not value.is_integer():  # also inf and nan
+            raise ValueError(f"must be a whole number, got {value!r}")
+        return int(value)
+    return value
+
+
+#: Strict int and float settings (the model is strict; these admit the forms described above).
+Int = Annotated[int, BeforeValidator(_whole)]
+Float = Annotated[float, BeforeValidator(_exponent_string)]
+
+
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # strict: no silent conversion ("1" -> 1, true -> 1, "yes" -> True); Int/Float above admit whole
+    # numbers written as floats and YAML's exponent strings.
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class LeagueConfig(_Strict):
     """Who sits at the learner's tables. Each seat is drawn by these weights; every table keeps
     at least ``min_learners`` seats for the current policy (shared weights)."""
 
-    current: float = Field(0.5, ge=0, description="weight of a seat played by the current policy")
-    snapshots: float = Field(0.2, ge=0, description="weight of a seat played by a past snapshot")
-    bots: dict[str, float] = Field(default_factory=lambda: {"easy": 0.05, "normal": 0.1, "hard": 0.15},
+    current: Float = Field(0.5, ge=0, description="weight of a seat played by the current policy")
+    snapshots: Float = Field(0.2, ge=0, description="weight of a seat played by a past snapshot")
+    bots: dict[str, Float] = Field(default_factory=lambda: {"easy": 0.05, "normal": 0.1, "hard": 0.15},
                                    description="weights of heuristic bots by spec")
-    snapshot_every: int = Field(10, ge=1, description="iterations between snapshots added to the league")
-    max_snapshots: int = Field(8, ge=1, description="snapshots kept (oldest dropped)")
-    min_learners: int = Field(1, ge=1, description="current-policy seats per table, at least")
+    snapshot_every: Int = Field(10, ge=1, description="iterations between snapshots added to the league")
+    max_snapshots: Int = Field(8, ge=1, description="snapshots kept (oldest dropped)")
+    min_learners: Int = Field(1, ge=1, description="current-policy seats per table, at least")
 
 
 class ImitationConfig(_Strict):
     """Optional warm start: imitate a bot before PPO (behaviour cloning, plus a value fit)."""
 
     teacher: Optional[str] = Field(None, description="bot spec to imitate, e.g. hard; None skips it")
-    decisions: int = Field(1_000_000, ge=0, description="teacher decisions to learn from")
-    epochs: int = Field(3, ge=1)
-    batch_size: int = Field(4096, ge=64)
-    learning_rate: float = Field(1e-3, gt=0)
+    decisions: Int = Field(1_000_000, ge=0, description="teacher decisions to learn from")
+    epochs: Int = Field(3, ge=1)
+    batch_size: Int = Field(4096, ge=64)
+    learning_rate: Float = Field(1e-3, gt=0)
 
 
 class TrainConfig(_Strict):
-    run_name: str = Field("ppo", description="folder under the runs directory")
+    run_name: str = Field("ppo", description="folder under the runs directory: a plain folder name (letters, digits, "
+                                             "'.', '_', '-', starting with a letter or digit)")
     rules: Any = Field("classic", description="rules preset name or a mapping of options")
-    seed: int = 0
-    total_decisions: int = Field(5_000_000, ge=1, description="learner decisions to train on")
-    num_tables: int = Field(1024, ge=1, description="games played at once in each rollout (one hand each)")
-    hidden: list[int] = Field(default_factory=lambda: [128, 128], description="hidden layer sizes")
-    learning_rate: float = Field(3e-4, gt=0)
+    seed: Int = 0
+    total_decisions: Int = Field(5_000_000, ge=1, description="learner decisions to train on")
+    num_tables: Int = Field(1024, ge=1, description="games played at once in each rollout (one hand each)")
+    hidden: list[Int] = Field(default_factory=lambda: [128, 128], description="hidden layer sizes")
+    learning_rate: Float = Field(3e-4, gt=0)
     anneal_lr: bool = True
-    gamma: float = Field(1.0, ge=0, le=1)
-    gae_lambda: float = Field(0.95, ge=0, le=1)
-    update_epochs: int = Field(2, ge=1)
-    minibatch_size: int = Field(4096, ge=32)
-    clip_coef: float = Field(0.2, gt=0)
-    ent_coef: float = Field(0.01, ge=0)
-    vf_coef: float = Field(0.5, ge=0)
-    max_grad_norm: float = Field(0.5, gt=0)
-    target_kl: Optional[float] = Field(None, gt=0, description="stop an update's epochs past this KL")
+    gamma: Float = Field(1.0, ge=0, le=1)
+    gae_lambda: Float = Field(0.95, ge=0, le=1)
+    update_epochs: Int = Field(2, ge=1)
+    minibatch_size: Int = Field(4096, ge=32)
+    clip_coef: Float = Field(0.2, gt=0)
+    ent_coef: Float = Field(0.01, ge=0)
+    vf_coef: Float = Field(0.5, ge=0)
+    max_grad_norm: Float = Field(0.5, gt=0)
+    target_kl: Optional[Float] = Field(None, gt=0, description="stop an update's epochs past this KL")
     reward: Literal["points", "relative"] = Field(
         "points", description="points: minus own penalty points; relative: minus (own - mean of the others)")
     league: LeagueConfig = Field(default_factory=LeagueConfig)
@@ -76,12 +140,21 @@ class TrainConfig(_Strict):
         None, description="policy checkpoint whose weights start the run (fine-tuning); instead of imitation. "
                           "A larger hidden grows it first (each layer at least as wide, layers may be appended), "
                           "keeping what it computes")
-    eval_every: int = Field(20, ge=0, description="iterations between arena evaluations (0: never)")
-    eval_deals: int = Field(200, ge=1)
+    eval_every: Int = Field(20, ge=0, description="iterations between arena evaluations (0: never)")
+    eval_deals: Int = Field(200, ge=1)
     eval_opponents: list[str] = Field(default_factory=lambda: ["easy", "normal", "hard"])
-    checkpoint_every: int = Field(5, ge=1, description="iterations between checkpoints")
+    checkpoint_every: Int = Field(5, ge=1, description="iterations between checkpoints")
     device: str = Field("auto", description="auto (a GPU when present), cpu, cuda, cuda:N")
-    torch_threads: int = Field(2, ge=1)
+    torch_threads: Int = Field(2, ge=1)
+
+    @field_validator("run_name")
+    @classmethod
+    def _plain_folder_name(cls, value: str) -> str:
+        # The run writes into runs_dir/run_name: a path ("../x", "a/b", "/tmp/x") would write elsewhere.
+        if not _RUN_NAME.fullmatch(value):
+            raise ValueError(f"must be a plain folder name (letters, digits, '.', '_', '-', starting with a letter "
+                             f"or digit), got {value!r}")
+        return value
 
     @field_validator("rules")
     @classmethod
@@ -108,9 +181,33 @@ def to_rules(value: Any) -> Rules:
         raise ValueError(str(err)) from None
 
 
+def shipped_configs() -> list[str]:
+    """The shipped training configs, as paths to type (relative to the current folder when inside it)."""
+    paths = []
+    for path in sorted(CONFIG_DIR.glob("*.yaml")):
+        try:
+            paths.append(str(path.relative_to(Path.cwd())))
+        except ValueError:
+            paths.append(str(path))
+    return paths
+
+
+def _pick_one() -> str:
+    return "pick one of " + ", ".join(shipped_configs()) + " (configs/smoke.yaml runs in seconds), or write your own"
+
+
 def load_config(path: str | Path | None, overrides: list[str] | None = None) -> TrainConfig:
-    """A config from a YAML file (or the defaults) with ``key=value`` overrides applied."""
-    data: dict[str, Any] = {} if path is None else read_mapping(path, ConfigError, "config")
+    """A config from a YAML file with ``key=value`` overrides applied.
+
+    The file is required and must set something: training on the built-in defaults alone (5 M
+    decisions, 1,024 tables) is never what a missing or empty file meant. ``TrainConfig()`` still
+    gives the defaults to Python code that asks for them.
+    """
+    if path is None:
+        raise ConfigError(f"no training config given; {_pick_one()}")
+    data: dict[str, Any] = read_mapping(path, ConfigError, "config")
+    if not data:
+        raise ConfigError(f"config file {path} is empty (it sets nothing); {_pick_one()}")
     apply_overrides(data, overrides, ConfigError, "learning_rate=1e-4")
     try:
         return TrainConfig(**data)
@@ -121,5 +218,49 @@ def load_config(path: str | Path | None, overrides: list[str] | None = None) -> 
             message = problem["msg"].removeprefix("Value error, ")
             if problem["type"] == "extra_forbidden":
                 message = "unknown setting"
+            elif "input" in problem and problem["type"].endswith("_type"):  # strict mode: say what was given
+                message += f", got {problem['input']!r}"
             problems.append(f"{field}: {message}")
         raise ConfigError("invalid training config: " + "; ".join(problems)) from None
+
+
+def check_agents(config: TrainConfig) -> None:
+    """Build every agent the config names, for its rules, so a bad spec is refused before any work
+    (not at the first evaluation, or after the run folder exists). Building goes through
+    :func:`agents.make`, the one parser of specs, so every kind of spec it knows is checked alike."""
+    rules = config.rules_value
+    specs = [("eval_opponents", spec) for spec in config.eval_opponents]
+    specs += [("league.bots", spec) for spec in config.league.bots]  # weight 0 too: a typo is a typo
+    if config.imitation.teacher is not None:
+        specs.append(("imitation.teacher", config.imitation.teacher))
+    for field, spec in specs:
+        try:
+            make(spec, seed=config.seed, rules=rules)
+        except AgentSpecError as err:
+            raise ConfigError(f"{field}: {err}") from None
+
+
+#: Settings a resumed run may change: where and how fast it computes, not what it computes.
+RESUMABLE_CHANGES = ("device", "torch_threads")
+
+
+def changed_settings(saved: dict[str, Any], config: TrainConfig, extend: bool = False) -> list[str]:
+    """``"key old -> new"`` for each setting of ``config`` that differs from the ``saved`` run's
+    config (``model_dump`` of it), except :data:`RESUMABLE_CHANGES`, ``total_decisions`` when
+    ``extend``, and ``rules`` (compared as games by the caller: a preset name and its mapping are
+    the same rules). Settings newer than the saved run are not compared: it had no value for them."""
+    allowed = set(RESUMABLE_CHANGES) | {"rules"} | ({"total_decisions"} if extend else set())
+    changes = []
+
+    def compare(old: dict[str, Any], new: dict[str, Any], prefix: str) -> None:
+        for key, value in new.items():
+            name = prefix + key
+            if name in allowed or key not in old:
+                continue
+            if isinstance(value, dict) and key in ("league", "imitation"):  # sections: name each setting
+                compare(old[key] if isinstance(old[key], dict) else {}, value, name + ".")
+            elif old[key] != value:
+                changes.append(f"{name} {old[key]!r} -> {value!r}")
+
+    compare(saved, config.model_dump(), "")
+    return changes

@@ -35,7 +35,7 @@ def teacher_round(teacher, rules: Rules, num_tables: int, seed: int, rng: np.ran
 
 def imitate(net: PolicyNet, rules: Rules, config: TrainConfig, device: torch.device, log=print) -> dict[str, float]:
     settings = config.imitation
-    teacher = make(settings.teacher, seed=config.seed)
+    teacher = make(settings.teacher, seed=config.seed, rules=rules)  # rules: a policy for other rules is refused
     optimizer = torch.optim.Adam(net.parameters(), lr=settings.learning_rate)
     rng = np.random.default_rng([config.seed, 7])
     seen, round_index = 0, 0

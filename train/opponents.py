@@ -17,6 +17,7 @@ import numpy as np
 
 from agents import make
 from agents.policy import PolicyAgent, PolicyNet
+from hearts_env.rules import Rules
 
 from .config import LeagueConfig
 
@@ -25,11 +26,12 @@ BOT_BASE = 1000
 
 
 class League:
-    def __init__(self, config: LeagueConfig, num_players: int, seed: int = 0):
+    def __init__(self, config: LeagueConfig, rules: Rules, seed: int = 0):
         self.config = config
-        self.num_players = num_players
+        self.num_players = rules.num_players
         self.bot_specs = [spec for spec, weight in config.bots.items() if weight > 0]
-        self.bots = [make(spec, seed=seed + i) for i, spec in enumerate(self.bot_specs)]
+        # rules: a bot made for other rules (a trained policy) is refused rather than seated.
+        self.bots = [make(spec, seed=seed + i, rules=rules) for i, spec in enumerate(self.bot_specs)]
         self.snapshots: list[PolicyAgent] = []
         self.snapshot_steps: list[int] = []
 

@@ -36,7 +36,7 @@ from hearts_env import loop
 from hearts_env.observe import OBS_DIM
 from hearts_env.rules import Rules
 
-from .config import REWARD_SCALE, TrainConfig
+from .config import REWARD_SCALE, ConfigError, TrainConfig, changed_settings, check_agents
 from .opponents import BOT_BASE, CURRENT, League
 
 
@@ -230,10 +230,15 @@ class Run:
     """A training run in ``runs/<run_name>``: everything needed to resume lives in that folder."""
 
     def __init__(self, config: TrainConfig, runs_dir: str | Path = "runs", resume: bool = False,
-                 device: str | None = None, progress: bool = True, log=print, evaluate=None):
+                 device: str | None = None, progress: bool = True, log=print, evaluate=None, extend: bool = False):
         """``evaluate(agent, config) -> {opponent: points per hand}`` measures the policy every
         ``eval_every`` iterations (the command passes the arena's head-to-head; training itself
-        does not depend on the evaluation package)."""
+        does not depend on the evaluation package).
+
+        ``resume`` continues the run in the folder with the settings it was started with: any other
+        setting is refused by name (``ConfigError``), except ``device`` and ``torch_threads``, and
+        ``total_decisions`` when ``extend`` (to train a run, finished or not, to a new budget)."""
+        check_agents(config)  # a bad agent spec fails now, not at iteration 2 or after the folder exists
         self.config = config
         self.evaluator = evaluate
         self.rules = config.rules_value
@@ -245,7 +250,7 @@ class Run:
         torch.manual_seed(config.seed)  # the initial weights; everything later is seeded per iteration
         self.net = PolicyNet(hidden=config.hidden).to(self.device)
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=config.learning_rate, eps=1e-5)
-        self.league = League(config.league, self.rules.num_players, seed=config.seed)
+        self.league = League(config.league, self.rules, seed=config.seed)
         self.iteration = 0
         self.learner_decisions = 0
         self.all_decisions = 0
@@ -255,7 +260,7 @@ class Run:
         if resume:
             if not latest.is_file():
                 raise FileNotFoundError(f"--resume: no checkpoint at {latest}; start the run without --resume")
-            self._restore(latest)
+            self._restore(latest, extend)
         elif latest.is_file():
             raise FileExistsError(f"{self.dir} already holds a run; pass --resume to continue it or pick another run_name")
         elif config.init_from:
@@ -279,11 +284,23 @@ class Run:
         path = save(self.dir / "checkpoints" / "latest.pt", self.net, self.meta(), self.optimizer)
         return path
 
-    def _restore(self, path: Path) -> None:
+    @property
+    def finished(self) -> bool:
+        """The run has trained its budget and written its summary: nothing is left to do."""
+        return self.learner_decisions >= self.config.total_decisions and (self.dir / "summary.json").is_file()
+
+    def _restore(self, path: Path, extend: bool) -> None:
         payload = load(path)
         meta = payload["meta"]
         if not Rules.from_dict(meta["rules"]).same_game(self.rules):
             raise ValueError(f"{path} belongs to a run with other rules; resume it with its own config")
+        # A resumed run must be the run that was started: other hyperparameters would silently make
+        # a different one (and another network size cannot even load), so name every change.
+        changes = changed_settings(meta["config"], self.config, extend=extend)
+        if changes:
+            budget = any(change.startswith("total_decisions ") for change in changes)
+            raise ConfigError(f"--resume: {self.dir} was started with other settings: {'; '.join(changes)}; resume "
+                              f"it with its own config" + ("; to change its budget pass --extend" if budget else ""))
         self.net.load_state_dict(payload["model"])
         self.optimizer.load_state_dict(payload["optimizer"])
         self.iteration = meta["iteration"]
@@ -325,6 +342,13 @@ class Run:
         from tqdm import tqdm
 
         config = self.config
+        if self.finished:
+            # Resuming a finished run changes nothing: rewriting its summary would lose the final
+            # evaluation, and a new TensorBoard file would be noise. Its summary is the answer.
+            self.log(f"{self.dir} is already finished ({self.learner_decisions:,} of {config.total_decisions:,} "
+                     f"learner decisions); nothing was changed. To train it further, resume it with --extend and "
+                     f"a larger total_decisions")
+            return json.loads((self.dir / "summary.json").read_text())
         writer = SummaryWriter(str(self.dir))
         if self.iteration == 0 and not self.imitated:
             writer.add_text("hyperparameters", hyperparameter_table(config))
