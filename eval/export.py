@@ -6,15 +6,20 @@
   ``observation`` float32[N, D] (observation v1) and ``action_mask`` bool[N, 52]; outputs
   ``action`` int64[N] (the most probable legal card) and ``probabilities`` float32[N, 52] (the
   policy's distribution, zero on illegal cards). Illegal logits are masked with the finite
-  ``MASKED_LOGIT`` (-1e9), so no NaN or -inf appears. The model's metadata repeats the observation
-  version and the rules (for Python readers; JavaScript onnxruntime cannot read it).
+  ``MASKED_LOGIT`` (-1e9), so no NaN or -inf appears. A row whose mask has no legal card gets action
+  ``NO_ACTION`` (-1) and all-zero probabilities, computed in the graph (not card 0 with a uniform
+  distribution over illegal cards). The model's metadata repeats the observation version and the
+  rules (for Python readers; JavaScript onnxruntime cannot read it).
 * ``policy.json``: the manifest. Observation version, dimension and layout (each piece's name,
   offset, size, shape, meaning), the card encoding, the seat convention, the rules, the seat-record
   format, the model file's sha256, what the export verified, and provenance (the checkpoint's
   metadata: training config, iteration and decisions, distillation rounds; arena results when known).
 * ``golden.json`` (unless ``golden=0``): test vectors for a game app's own encoder and runtime:
-  seat records, their observation vectors and legal masks, and the model's action and
-  probabilities, all computed here (records through ``hearts_env.seat_record``).
+  seat records of the policy's rules with their observation vectors, legal masks and the model's
+  action and probabilities (``cases``); records of other rule sets with observation and mask
+  (``encoder_cases``); records that must be refused, each with the error ``hearts_env.seat_record``
+  raises (``invalid``). All computed here, records through ``hearts_env.seat_record``; which
+  records is ``eval.golden``'s choice.
 
 The exporter is ``torch.onnx.export`` with ``dynamo=True`` (torch 2.13's default, which needs
 ``onnxscript``) and ``external_data=False``; it builds opset 18 and converts down to 17. After
@@ -48,6 +53,7 @@ MODEL_FILE = "policy.onnx"
 MANIFEST_FILE = "policy.json"
 GOLDEN_FILE = "golden.json"
 GOLDEN_FORMAT = "hearts-lab-golden"
+NO_ACTION = -1  # the action of a row whose action mask has no legal card (its probabilities are all 0)
 
 
 class ExportError(ValueError):
@@ -135,7 +141,12 @@ def _exportable(net):
 
         def forward(self, observation, action_mask):
             logits, _ = self.net(observation, action_mask)
-            return torch.argmax(logits, dim=-1), torch.softmax(logits, dim=-1)
+            action, prob = torch.argmax(logits, dim=-1), torch.softmax(logits, dim=-1)
+            # No legal card: action -1 and zero probabilities (else argmax says card 0). Rows with a
+            # legal card pass through unchanged.
+            any_legal = action_mask.to(torch.int32).sum(dim=-1) > 0
+            return (torch.where(any_legal, action, torch.full_like(action, NO_ACTION)),
+                    torch.where(any_legal.unsqueeze(-1), prob, torch.zeros_like(prob)))
 
     return ExportedPolicy(net).eval()
 
@@ -270,8 +281,15 @@ def verify(net, model_path: Path, rules: Rules, decisions: int = 512, seed: int 
             f"{model_path}: onnxruntime disagrees with torch (actions equal: {same}, legal: {legal}, "
             f"largest probability difference {diff:.2e})"
         )
+    # An empty mask (second row) gives the documented signal; the row beside it is untouched.
+    pair, empty = np.repeat(obs[:1], 2, axis=0), np.repeat(masks[:1], 2, axis=0)
+    empty[1] = False
+    e_action, e_prob = session.run(["action", "probabilities"], {"observation": pair, "action_mask": empty})
+    if not (e_action[1] == NO_ACTION and (e_prob[1] == 0).all() and e_action[0] == o_action[0]):
+        raise ExportError(f"{model_path}: an all-false action mask gives action {e_action[1]} and probabilities "
+                          f"summing to {e_prob[1].sum():.3g}, expected {NO_ACTION} and 0")
     return {"decisions": int(len(obs)), "actions_equal": same, "max_probability_difference": diff,
-            "onnxruntime": onnxruntime.__version__}
+            "no_legal_card": True, "onnxruntime": onnxruntime.__version__}
 
 
 def _arena_section(checkpoint: Path, arena_results: str | Path | None) -> dict[str, Any] | None:
@@ -332,11 +350,14 @@ def export_policy(checkpoint: str | Path, out_dir: str | Path, *, golden: int = 
             ],
             "outputs": [
                 {"name": "action", "dtype": "int64", "shape": ["N"],
-                 "meaning": "card id of the most probable legal card (the first on a tie)"},
+                 "meaning": f"card id of the most probable legal card (the first on a tie); {NO_ACTION} "
+                            "when the row's action_mask has no legal card"},
                 {"name": "probabilities", "dtype": "float32", "shape": ["N", cards.NUM_CARDS],
-                 "meaning": "the policy's probability of each card; 0 for illegal cards"},
+                 "meaning": "the policy's probability of each card; 0 for illegal cards, all 0 when the "
+                            "row's action_mask has no legal card"},
             ],
             "masked_logit": -1e9,
+            "no_legal_card": {"action": NO_ACTION, "probabilities": 0},
         },
         "observation": observation_section(),
         "cards": card_section(),
@@ -351,7 +372,10 @@ def export_policy(checkpoint: str | Path, out_dir: str | Path, *, golden: int = 
     manifest_path.write_text(json.dumps(manifest, indent=2) + "\n")
     written = {"model": model_path, "manifest": manifest_path}
     if golden:
-        written["golden"] = write_golden(out / GOLDEN_FILE, model_path, sample_records(rules, golden))
+        from . import golden as vectors  # eval.golden builds on this module, hence the late import
+
+        written["golden"] = write_golden(out / GOLDEN_FILE, model_path, sample_records(rules, golden),
+                                         vectors.encoder_records(rules), vectors.invalid_records())
     return written
 
 
@@ -385,7 +409,8 @@ def golden_case(record: dict, agent: OnnxPolicyAgent | None) -> dict[str, Any]:
 def write_golden(path: str | Path, model_path: str | Path, records: Sequence[dict],
                  encoder_records: Sequence[dict] = (), invalid: Sequence[dict] = ()) -> Path:
     """Write golden test vectors: model cases (record, observation, mask, action, probabilities),
-    encoder-only cases (other rules: record, observation, mask) and invalid records (name, record)."""
+    encoder-only cases (other rules: record, observation, mask) and invalid records (name, record,
+    message, error: ``eval.golden.invalid_records``)."""
     agent = OnnxPolicyAgent(model_path)
     data = {
         "format": GOLDEN_FORMAT,

@@ -6,7 +6,8 @@
 * ``policy.onnx`` and ``policy.json``: its export (``eval.export.export_policy``);
 * ``golden.json``: classic seat records with their observation, legal mask, and the model's action and
   probabilities; records of other rule sets with observation and mask only (two-player, J♦ bonus and
-  Q♠ variants, quick); and invalid records, each with a phrase its error message must contain;
+  Q♠ variants, open hearts, quick); and invalid records, each with the error ``hearts_env.seat_record``
+  raises for it (``hearts export`` writes the same encoder and invalid records, from here);
 * ``sample_record.json``: one mid-hand record, the web page's default.
 
 ``clients/js/test/fixtures`` holds a committed copy (so ``npm test`` runs without Python);
@@ -56,8 +57,8 @@ def variant_rules() -> list[Rules]:
     ]
 
 
-def invalid_records() -> list[dict]:
-    """Records that describe impossible situations: each with the phrase its error must contain."""
+def _invalid_cases() -> list[tuple[str, dict, str]]:
+    """``(name, record, phrase)``: records that must be refused, each with a phrase of its error."""
     rules = Rules.preset("classic").to_dict()
 
     def record(**fields):
@@ -67,17 +68,48 @@ def invalid_records() -> list[dict]:
         base.update(fields)
         return base
 
+    def without(rec, key):
+        return {k: v for k, v in rec.items() if k != key}
+
     clubs = "2C 3C 4C 5C 6C 7C 8C 9C TC JC QC KC AC".split()
     diamonds_11 = "2D 4D 5D 6D 7D 8D 9D TD JD QD KD".split()
     history = [{"leader": 0, "cards": ["2C", "3D", "4C", "5C"]},  # seat 1 does not follow clubs ...
                {"leader": 3, "cards": ["6C", "7C", "8C", "9C"]}]  # ... yet plays 8C afterwards
-    cases = [
+    # Seat 3 wins the first trick and leads a heart although it holds a club (it plays 7C later).
+    hearts_early = [{"leader": 0, "cards": ["2C", "3C", "4C", "5C"]}, {"leader": 3, "cards": ["2H", "6C", "3H", "4H"]}]
+    return [
+        # Malformed: the record's fields.
+        ("missing key", without(record(hand=clubs), "hand"), "missing hand"),
+        ("unknown key", {**record(hand=clubs), "trikcs": []}, "unknown key(s) trikcs"),
+        ("unsupported record version", {**record(hand=clubs), "version": 2}, "version"),
+        ("seat out of range", record(seat=4, hand=clubs), "seat must be 0..3"),
+        ("scores for the wrong number of seats", record(hand=clubs, scores=[0, 0, 0]), "scores must be 4 integers"),
+        ("not a card", record(hand=clubs[1:] + ["1X"]), "is not a card"),
+        ("a card listed twice in the hand", record(hand=clubs[1:] + ["3C"]), "3C is listed twice"),
+        ("a card outside the deck", {**record(hand=clubs), "rules": Rules.preset("two_player").to_dict(),
+                                     "scores": [0, 0], "hand_number": 0}, "not in this game's deck"),
+        # Impossible: card counts and places.
         ("13 cards missing", record(hand=[]), "13 missing"),
+        ("a card too many", record(hand=clubs + ["2D"]), "1 too many"),
         ("a card twice", record(hand=clubs[1:] + ["2D"], tricks=[{"leader": 0, "cards": ["2C", "2D", "4D", "5D"]}]),
          "appears twice"),
+        ("a finished trick of three cards", record(hand=clubs[1:], tricks=[{"leader": 0, "cards": ["2C", "2D", "3D"]}]),
+         "tricks[0] has 3 cards"),
+        ("too many pass picks", record(hand_number=0, phase="pass", hand=clubs, passed=["2C", "3C", "4C"], trick=None),
+         "already chosen"),
+        ("passed card played by another seat",
+         record(hand_number=0, hand="4C 6C 7C 8C 9C TC JC QC KC AC 2D 3D".split(), passed=["AS", "KS", "QS"],
+                received=["2D", "3D", "AC"], tricks=[{"leader": 0, "cards": ["2C", "3C", "QS", "5C"]}],
+                trick={"leader": 0, "cards": []}),
+         "QS was passed to seat 1 but is played by seat 2"),
+        # Impossible: a history the rules do not allow.
         ("did not follow suit while holding the suit", record(hand=diamonds_11, tricks=history,
                                                               trick={"leader": 2, "cards": ["TC", "JC"]}),
          "seat 1 cannot play 3D"),
+        ("hearts led before they were broken",
+         record(hand=clubs[6:] + ["2D", "3D", "4D", "5D"], tricks=hearts_early,
+                trick={"leader": 2, "cards": ["5H", "7C"]}),
+         "seat 3 cannot play 2H"),
         ("a trick led by the wrong seat", record(hand=diamonds_11 + ["AH"], tricks=[history[0]],
                                                  trick={"leader": 2, "cards": ["6C", "7C"]}),
          "but seat 3 led"),
@@ -86,24 +118,40 @@ def invalid_records() -> list[dict]:
          "fits no seat"),
         ("not this seat's turn", record(seat=1, hand=clubs[1:] + ["2D"], trick={"leader": 1, "cards": []}),
          "holder of 2C leads"),
-        ("passed card played by another seat",
-         record(hand_number=0, hand="4C 6C 7C 8C 9C TC JC QC KC AC 2D 3D".split(), passed=["AS", "KS", "QS"],
-                received=["2D", "3D", "AC"], tricks=[{"leader": 0, "cards": ["2C", "3C", "QS", "5C"]}],
-                trick={"leader": 0, "cards": []}),
-         "QS was passed to seat 1 but is played by seat 2"),
-        ("unsupported record version", {**record(hand=clubs), "version": 2}, "version"),
-        ("a card outside the deck", {**record(hand=clubs), "rules": Rules.preset("two_player").to_dict(),
-                                     "scores": [0, 0], "hand_number": 0}, "not in this game's deck"),
-        ("too many pass picks", record(hand_number=0, phase="pass", hand=clubs, passed=["2C", "3C", "4C"], trick=None),
-         "already chosen"),
     ]
+
+
+def invalid_records() -> list[dict]:
+    """Records that must be refused: ``name``, ``record``, ``message`` (the full error
+    ``hearts_env.seat_record`` raises, which the JavaScript client repeats word for word) and
+    ``error`` (a phrase of it that names the problem). Raises ``ValueError`` when the validator
+    accepts a case or words it without the phrase (the list then no longer says what it claims)."""
     out = []
-    for name, rec, phrase in cases:
+    for name, rec, phrase in _invalid_cases():
         rec = copy.deepcopy(rec)
         if rec.get("trick", 0) is None:
             del rec["trick"]
-        out.append({"name": name, "record": rec, "error": phrase})
+        try:
+            seat_record.observation(rec)
+        except seat_record.SeatRecordError as err:
+            message = str(err)
+        else:
+            raise ValueError(f"invalid record {name!r} is accepted by hearts_env.seat_record")
+        if phrase not in message:
+            raise ValueError(f"invalid record {name!r}: the error {message!r} does not say {phrase!r}")
+        out.append({"name": name, "record": rec, "error": phrase, "message": message})
     return out
+
+
+def encoder_records(rules: Rules, per_variant: int = 12, seed: int = 0) -> list[dict]:
+    """Records of rule sets other than ``rules`` (the variants and classic), ``per_variant`` each:
+    test vectors for an encoder, which must handle every rule set, not only the policy's."""
+    def key(r: Rules) -> dict:
+        return {k: v for k, v in r.to_dict().items() if k != "name"}
+
+    variants = [*variant_rules(), Rules.preset("classic")]
+    return [record for i, variant in enumerate(variants) if key(variant) != key(rules)
+            for record in export.sample_records(variant, per_variant, seed=seed + 1 + i, games=2)]
 
 
 def make_fixtures(out_dir: str | Path, model_records: int = 40, seed: int = 0) -> dict[str, Path]:
@@ -123,11 +171,8 @@ def write_vectors(out_dir: str | Path, model_records: int = 40, seed: int = 0,
     out = Path(out_dir)
     rules = Rules.preset("classic")
     records = export.sample_records(rules, model_records, seed=seed)
-    encoder_records = []
-    for i, variant in enumerate(variant_rules()):
-        encoder_records += export.sample_records(variant, records_per_variant, seed=seed + 1 + i, games=2)
     golden = export.write_golden(out / export.GOLDEN_FILE, out / export.MODEL_FILE, records,
-                                 encoder_records, invalid_records())
+                                 encoder_records(rules, records_per_variant, seed), invalid_records())
     # The web page's sample: a mid-hand decision with a card on the table and the widest choice.
     candidates = [r for r in records if r["phase"] == "play" and r["trick"]["cards"]]
     sample = max(candidates, key=lambda r: (int(seat_record.legal_mask(r).sum()), len(r["tricks"])))

@@ -14,27 +14,44 @@ def register(subparsers) -> None:
         help="export a checkpoint as one ONNX file plus a JSON manifest (for game apps)",
         description=(
             "Write DIR/policy.onnx (opset 17, weights inside, dynamic batch; inputs observation float32[N, D] "
-            "and action_mask bool[N, 52], outputs action int64[N] and probabilities float32[N, 52]), "
+            "and action_mask bool[N, 52], outputs action int64[N] and probabilities float32[N, 52]; a row with "
+            "no legal card gets action -1 and all-zero probabilities), "
             "DIR/policy.json (observation version and layout, card encoding, seats, rules, sha256, provenance) "
-            "and DIR/golden.json (test vectors for a game app's encoder). See docs/export.md."
+            "and DIR/golden.json (test vectors for a game app's encoder and runtime: records with their "
+            "observations, masks and the model's picks, records of other rules, and invalid records with the "
+            "errors they must raise). See docs/export.md."
         ),
     )
     parser.add_argument("checkpoint", help="checkpoint file (runs/<run>/policy.pt or a snapshot)")
     parser.add_argument("--out", required=True, metavar="DIR", help="folder to write the files to")
     parser.add_argument("--golden", type=int, default=40, metavar="N",
-                        help="seat records in golden.json (0: do not write it; default 40)")
+                        help="seat records with the model's picks in golden.json (besides its encoder and "
+                             "invalid records; 0: do not write golden.json; default 40)")
     parser.add_argument("--arena-results", metavar="FILE",
                         help="results.json of `hearts arena --out` to record in the manifest's provenance")
     parser.set_defaults(func=run_command)
 
 
+#: What exporting imports; the export extra installs them (torch's ONNX exporter loads onnxscript
+#: only when it runs, so a missing one would otherwise surface mid-export as a bare traceback).
+EXPORT_MODULES = ("torch", "onnx", "onnxscript", "onnxruntime")
+
+
 def run_command(args: argparse.Namespace) -> int:
-    try:
-        from agents.checkpoint import CheckpointError
-        from eval.export import ExportError, export_policy
-    except ImportError as err:
-        raise UsageError(f"hearts export needs torch, onnx, onnxscript and onnxruntime "
-                         f"(pip install -e '.[export]'): {err}") from None
+    import importlib
+
+    missing = []
+    for module in EXPORT_MODULES:
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            missing.append(module)
+    if missing:
+        raise UsageError(f"hearts export needs {', '.join(missing)}: run scripts/setup.sh export "
+                         f"(or pip install -e '.[export]')")
+    from agents.checkpoint import CheckpointError
+    from eval.export import ExportError, export_policy
+
     if args.golden < 0:
         raise UsageError(f"--golden must be 0 or more, got {args.golden}")
     try:

@@ -42,7 +42,11 @@ from hearts_env import engine, observe, seat_record
 ROOT = Path(__file__).resolve().parents[1]
 CLIENT = ROOT / "clients" / "js"
 FIXTURES = CLIENT / "test" / "fixtures"
+SHIPPED = ROOT / "agents" / "policies" / "ppo_classic"
 TOL = 1e-5
+# The ways a record can be wrong that every golden.json must show an encoder (by case name).
+INVALID_KINDS = {"a card twice", "13 cards missing", "a card too many", "did not follow suit while holding the suit",
+                 "hearts led before they were broken", "unknown key", "not this seat's turn"}
 
 
 def torch_policy(checkpoint, obs, mask):
@@ -114,6 +118,59 @@ def test_export_cli_reports_a_bad_checkpoint(tmp_path, capsys):
         cli.main(["export", str(bad), "--out", str(tmp_path / "out")])
     assert exit_info.value.code == 2
     assert "not a readable Hearts Lab checkpoint" in capsys.readouterr().err
+
+
+def test_export_cli_without_the_export_extra_says_how_to_install_it(tmp_path, capsys, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "onnxscript", None)  # importing it now raises ImportError
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["export", "agents/policies/ppo_classic.pt", "--out", str(tmp_path / "out")])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "onnxscript" in err and "scripts/setup.sh export" in err
+    assert not (tmp_path / "out").exists()
+
+
+def check_golden_vectors(data):
+    """Every encoder case of a golden.json encodes as listed and every invalid record is refused
+    by hearts_env.seat_record with the listed message."""
+    assert data["encoder_cases"], "golden.json lists no encoder cases"
+    assert len({c["record"]["rules"]["name"] for c in data["encoder_cases"]}) >= 4
+    obs, mask = seat_record.encode([c["record"] for c in data["encoder_cases"]])
+    assert np.array_equal(obs, np.array([c["observation"] for c in data["encoder_cases"]], dtype=np.float32))
+    assert np.array_equal(mask, np.array([c["mask"] for c in data["encoder_cases"]], dtype=bool))
+    assert INVALID_KINDS <= {c["name"] for c in data["invalid"]}
+    for case in data["invalid"]:
+        with pytest.raises(seat_record.SeatRecordError) as refused:
+            seat_record.observation(case["record"])
+        assert str(refused.value) == case["message"], case["name"]
+        assert case["error"] in case["message"], case["name"]
+
+
+def test_exported_golden_lists_encoder_cases_and_invalid_records(exported):
+    """``hearts export`` writes the encoder cases (other rules) and invalid records docs/export.md promises."""
+    check_golden_vectors(exported["cli_golden"])
+    check_golden_vectors(exported["golden"])
+    assert exported["cli_golden"]["invalid"] == golden.invalid_records()
+
+
+def test_an_empty_action_mask_gives_action_minus_one_and_zero_probabilities(exported):
+    cases = exported["golden"]["cases"][:5]
+    obs = np.array([c["observation"] for c in cases], dtype=np.float32)
+    mask = np.array([c["mask"] for c in cases], dtype=bool)
+    mask[[0, 3]] = False
+    o_action, o_prob = OnnxPolicyAgent(exported["model"]).policy(obs, mask)
+    t_action, t_prob = torch_policy(exported["checkpoint"], obs, mask)
+    for action, prob in ((o_action, o_prob), (t_action, t_prob)):
+        assert action[[0, 3]].tolist() == [-1, -1]
+        assert (prob[[0, 3]] == 0).all() and np.isfinite(prob).all()
+        # The other rows are untouched: the golden decisions.
+        assert action[[1, 2, 4]].tolist() == [cases[i]["action"] for i in (1, 2, 4)]
+        assert np.abs(prob[[1, 2, 4]] - np.array([cases[i]["probabilities"] for i in (1, 2, 4)])).max() <= TOL
+    manifest = json.loads(exported["manifest"].read_text())
+    assert manifest["model"]["no_legal_card"] == {"action": -1, "probabilities": 0}
+    assert manifest["verified"]["no_legal_card"] is True
 
 
 # ---------------------------------------------------------------------------------------------
@@ -302,3 +359,23 @@ def test_committed_client_fixtures_are_current():
     assert data["invalid"] == golden.invalid_records()
     sample = json.loads((FIXTURES / "sample_record.json").read_text())
     assert sample in [c["record"] for c in data["cases"]]
+
+
+def test_shipped_classic_bundle_is_the_current_export():
+    """agents/policies/ppo_classic/ is what ``hearts export agents/policies/ppo_classic.pt`` writes now:
+    the golden vectors with encoder cases and invalid records, the model's empty-mask signal, and
+    golden decisions that onnxruntime reproduces."""
+    manifest = json.loads((SHIPPED / "policy.json").read_text())
+    data = json.loads((SHIPPED / "golden.json").read_text())
+    assert data["model_sha256"] == manifest["model"]["sha256"] == sha256_file(SHIPPED / "policy.onnx")
+    check_golden_vectors(data)
+    assert data["invalid"] == golden.invalid_records()
+    agent = OnnxPolicyAgent(SHIPPED / "policy.onnx")
+    obs, mask = seat_record.encode([c["record"] for c in data["cases"]])
+    assert np.array_equal(obs, np.array([c["observation"] for c in data["cases"]], dtype=np.float32))
+    action, prob = agent.policy(obs, mask)
+    assert np.array_equal(action, [c["action"] for c in data["cases"]])
+    assert np.abs(prob - np.array([c["probabilities"] for c in data["cases"]])).max() <= TOL
+    mask[0] = False
+    action, prob = agent.policy(obs, mask)
+    assert action[0] == -1 and (prob[0] == 0).all()

@@ -7,6 +7,10 @@
 //   legalMask(record)         -> Uint8Array(52)      1 for each legal card id
 //   loadPolicy(ort, model, manifest) -> PolicySession (checks the manifest against the model)
 //   chooseCard(session, record) -> { action, card, probabilities, observation, mask }
+//   runPolicy(session, observations, masks) -> { actions, probabilities }   the model on a batch
+//
+// The model answers a row whose mask has no legal card with action NO_ACTION (-1) and all-zero
+// probabilities (a valid record always has a legal card, so chooseCard never sees it).
 //
 // `ort` is the onnxruntime module the app uses: onnxruntime-web in a browser, onnxruntime-node
 // in Node. Both read the same model file. Card ids follow the contract id = 13 * suit + rank
@@ -23,6 +27,8 @@ export const RECORD_FORMAT = 'hearts-seat-record';
 export const MANIFEST_FORMAT = 'hearts-lab-policy';
 export const MANIFEST_VERSION = 1;
 export const NUM_CARDS = 52;
+/** The model's action for a row whose action mask has no legal card (its probabilities are all 0). */
+export const NO_ACTION = -1;
 
 const RANKS = '23456789TJQKA';
 const SUITS = 'CDHS';
@@ -76,6 +82,21 @@ export class ManifestError extends Error {
 }
 
 const fail = (message) => new RecordError(message);
+
+/** A value as Python's repr() writes it ('QS', [0, 0, 0], None, True), so messages read as Python's. */
+function pyRepr(value) {
+  if (value === null || value === undefined) return 'None';
+  if (typeof value === 'boolean') return value ? 'True' : 'False';
+  if (typeof value === 'string') {
+    const quote = value.includes("'") && !value.includes('"') ? '"' : "'";
+    const escaped = value.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/\r/g, '\\r').replace(/\t/g, '\\t');
+    return quote + (quote === "'" ? escaped.replace(/'/g, "\\'") : escaped) + quote;
+  }
+  if (Array.isArray(value)) return `[${value.map(pyRepr).join(', ')}]`;
+  if (typeof value === 'object') return `{${Object.entries(value).map(([k, v]) => `${pyRepr(k)}: ${pyRepr(v)}`).join(', ')}}`;
+  return String(value);
+}
+
 const PARSED = Symbol('parsed seat record');
 
 // ------------------------------------------------------------------------------------------
@@ -106,7 +127,7 @@ export function parseCard(value) {
       if (rank.length === 1 && RANKS.includes(rank) && suit >= 0) return 13 * suit + RANKS.indexOf(rank);
     }
   }
-  throw new RangeError(`${JSON.stringify(value)} is not a card: write a rank from ${RANKS} (or 10) and a suit from ` +
+  throw new RangeError(`${pyRepr(value)} is not a card: write a rank from ${RANKS} (or 10) and a suit from ` +
     `${SUITS} or ♣♦♥♠, e.g. 'QS', '10H', 'q♠'`);
 }
 
@@ -172,7 +193,7 @@ const OPTIONAL_KEYS = ['format', 'passed', 'received', 'tricks', 'trick', 'note'
 
 function intField(data, key, low, high) {
   const value = data[key];
-  if (!Number.isInteger(value)) throw fail(`${key} must be an integer, got ${JSON.stringify(value)}`);
+  if (!Number.isInteger(value)) throw fail(`${key} must be an integer, got ${pyRepr(value)}`);
   if (value < low || (high !== undefined && value > high)) {
     throw fail(`${key} must be ${high !== undefined ? `${low}..${high}` : `${low} or more`}, got ${value}`);
   }
@@ -180,9 +201,10 @@ function intField(data, key, low, high) {
 }
 
 function cardList(value, where, inDeck) {
-  if (!Array.isArray(value)) throw fail(`${where} must be a list of cards such as ["QS", "TH"], got ${JSON.stringify(value)}`);
+  if (!Array.isArray(value)) throw fail(`${where} must be a list of cards such as ["QS", "TH"], got ${pyRepr(value)}`);
   const ids = [];
   for (const item of value) {
+    if (typeof item !== 'string' && !Number.isInteger(item)) throw fail(`${where}: ${pyRepr(item)} is not a card`);
     let card;
     try {
       card = parseCard(item);
@@ -199,7 +221,7 @@ function cardList(value, where, inDeck) {
 function trickField(value, where, p, inDeck) {
   if (value === null || typeof value !== 'object' || Array.isArray(value) || !('cards' in value) ||
       Object.keys(value).some((k) => k !== 'leader' && k !== 'cards')) {
-    throw fail(`${where} must be an object {"leader": SEAT, "cards": [...]}, got ${JSON.stringify(value)}`);
+    throw fail(`${where} must be an object {"leader": SEAT, "cards": [...]}, got ${pyRepr(value)}`);
   }
   let leader = -1;
   if (value.leader === undefined || value.leader === null) {
@@ -224,17 +246,17 @@ export function parseRecord(record) {
   if (missing.length) throw fail(`missing ${missing.join(', ')} (a record needs ${REQUIRED_KEYS.join(', ')})`);
   const unknown = Object.keys(record).filter((k) => !REQUIRED_KEYS.includes(k) && !OPTIONAL_KEYS.includes(k)).sort();
   if (unknown.length) throw fail(`unknown key(s) ${unknown.join(', ')}; the keys are ${[...REQUIRED_KEYS, ...OPTIONAL_KEYS].join(', ')}`);
-  if ('format' in record && record.format !== RECORD_FORMAT) throw fail(`format is ${JSON.stringify(record.format)}, expected "${RECORD_FORMAT}"`);
-  if (record.version !== RECORD_VERSION) throw fail(`version ${JSON.stringify(record.version)} is not supported (this reader reads version ${RECORD_VERSION})`);
+  if ('format' in record && record.format !== RECORD_FORMAT) throw fail(`format is ${pyRepr(record.format)}, expected ${pyRepr(RECORD_FORMAT)}`);
+  if (record.version !== RECORD_VERSION) throw fail(`version ${pyRepr(record.version)} is not supported (this reader reads version ${RECORD_VERSION})`);
   const rules = checkRules(record.rules);
   const p = rules.num_players;
   const seat = intField(record, 'seat', 0, p - 1);
   const handNumber = intField(record, 'hand_number', 0);
   const scores = record.scores;
   if (!Array.isArray(scores) || scores.length !== p || scores.some((s) => !Number.isInteger(s))) {
-    throw fail(`scores must be ${p} integers (game totals before this hand, by seat), got ${JSON.stringify(scores)}`);
+    throw fail(`scores must be ${p} integers (game totals before this hand, by seat), got ${pyRepr(scores)}`);
   }
-  if (record.phase !== 'pass' && record.phase !== 'play') throw fail(`phase must be "pass" or "play", got ${JSON.stringify(record.phase)}`);
+  if (record.phase !== 'pass' && record.phase !== 'play') throw fail(`phase must be "pass" or "play", got ${pyRepr(record.phase)}`);
   const tricks = record.tricks ?? [];
   if (!Array.isArray(tricks)) throw fail('tricks must be a list of finished tricks');
   const r = {
@@ -605,20 +627,46 @@ export async function loadPolicy(ort, model, manifest, sessionOptions = {}) {
   return { ort, session, manifest };
 }
 
+/**
+ * The model on a batch: `observations` and `masks` are arrays of N Float32Array(OBS_DIM) and N
+ * Uint8Array(52) (or one flat array each). Returns { actions: N card ids, probabilities: N
+ * Float32Array(52) }; a row whose mask has no legal card gets action NO_ACTION (-1) and zeros.
+ */
+export async function runPolicy(session, observations, masks) {
+  const { ort } = session;
+  const flat = (rows, width, Type, what) => {
+    if (!rows.length || typeof rows[0] !== 'object') return Type.from(rows);  // already one flat array
+    const out = new Type(rows.length * width);
+    rows.forEach((row, i) => {
+      if (row.length !== width) throw new RangeError(`runPolicy: ${what} ${i} has ${row.length} entries, not ${width}`);
+      out.set(row, i * width);
+    });
+    return out;
+  };
+  const obs = flat(observations, OBS_DIM, Float32Array, 'observation');
+  const mask = flat(masks, NUM_CARDS, Uint8Array, 'mask');
+  const n = obs.length / OBS_DIM;
+  if (!Number.isInteger(n) || mask.length !== n * NUM_CARDS) {
+    throw new RangeError(`runPolicy: ${obs.length} observation floats and ${mask.length} mask entries do not make rows of ${OBS_DIM} and ${NUM_CARDS}`);
+  }
+  const out = await session.session.run({
+    observation: new ort.Tensor('float32', obs, [n, OBS_DIM]),
+    action_mask: new ort.Tensor('bool', mask, [n, NUM_CARDS]),
+  });
+  const probabilities = [];
+  for (let i = 0; i < n; i++) probabilities.push(Float32Array.from(out.probabilities.data.subarray(i * NUM_CARDS, (i + 1) * NUM_CARDS)));
+  return { actions: Array.from(out.action.data, Number), probabilities };
+}
+
 /** The policy's card for a record: { action, card, probabilities, observation, mask }. */
 export async function chooseCard(session, record) {
-  const { ort, manifest } = session;
+  const { manifest } = session;
   const parsed = parseRecord(record);
   if (!sameRules(parsed.rules, manifest.rules)) {
     throw new RecordError(`the record's rules ('${parsed.rules.name}') differ from the rules the policy was trained for ('${manifest.rules.name}')`);
   }
   const observation = encodeObservation(parsed);
   const mask = legalMask(parsed);
-  const feeds = {
-    observation: new ort.Tensor('float32', observation, [1, OBS_DIM]),
-    action_mask: new ort.Tensor('bool', mask, [1, NUM_CARDS]),
-  };
-  const out = await session.session.run(feeds);
-  const action = Number(out.action.data[0]);
-  return { action, card: cardText(action), probabilities: Float32Array.from(out.probabilities.data), observation, mask };
+  const { actions: [action], probabilities: [probabilities] } = await runPolicy(session, [observation], [mask]);
+  return { action, card: cardText(action), probabilities, observation, mask };
 }

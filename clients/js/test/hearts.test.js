@@ -2,16 +2,17 @@
 //
 // HEARTS_GOLDEN_DIR points at a folder written by `python -m eval.golden DIR` (default: the
 // committed test/fixtures). HEARTS_JS_REPORT, when set, names a JSON file the parity numbers are
-// written to (tests/test_export.py reads it).
+// written to (tests/test_export.py reads it). The shipped bundles (agents/policies/*/, written by
+// `hearts export`) are checked too when this client sits in the Hearts Lab repository.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as ort from 'onnxruntime-node';
 import {
-  LAYOUT, ManifestError, OBS_DIM, RecordError, cardText, checkManifest, chooseCard, encodeObservation,
-  legalMask, loadPolicy, parseCard,
+  LAYOUT, ManifestError, NO_ACTION, OBS_DIM, RecordError, cardText, checkManifest, chooseCard, encodeObservation,
+  legalMask, loadPolicy, parseCard, runPolicy,
 } from '../src/hearts.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -19,6 +20,13 @@ const dir = process.env.HEARTS_GOLDEN_DIR || path.join(here, 'fixtures');
 const golden = JSON.parse(readFileSync(path.join(dir, 'golden.json'), 'utf8'));
 const manifest = JSON.parse(readFileSync(path.join(dir, 'policy.json'), 'utf8'));
 const model = readFileSync(path.join(dir, 'policy.onnx'));
+const policies = path.join(here, '..', '..', '..', 'agents', 'policies');
+const bundles = existsSync(policies)
+  ? readdirSync(policies).map((name) => path.join(policies, name)).filter((d) => existsSync(path.join(d, 'golden.json')))
+  : [];
+// The ways a record can be wrong that every golden.json must show (Python's eval/golden.py names them).
+const INVALID_KINDS = ['a card twice', '13 cards missing', 'a card too many', 'did not follow suit while holding the suit',
+  'hearts led before they were broken', 'unknown key', "not this seat's turn"];
 
 function pieceAt(index) {
   const piece = LAYOUT.find((p) => index >= p.offset && index < p.offset + p.size);
@@ -78,18 +86,61 @@ test('the model in onnxruntime-node picks Python\'s cards with Python\'s probabi
   }
 });
 
-test('impossible records are refused with a clear error', () => {
-  assert.ok(golden.invalid.length >= 5);
-  for (const c of golden.invalid) {
-    assert.throws(() => encodeObservation(c.record), (err) => {
-      assert.ok(err instanceof RecordError, `${c.name}: ${err}`);
-      assert.ok(err.message.includes(c.error), `${c.name}: "${err.message}" does not say "${c.error}"`);
-      return true;
-    }, c.name);
+function checkInvalid(data) {
+  const names = data.invalid.map((c) => c.name);
+  for (const kind of INVALID_KINDS) assert.ok(names.includes(kind), `golden.json has no invalid record "${kind}"`);
+  for (const c of data.invalid) {
+    for (const f of [encodeObservation, legalMask]) {
+      assert.throws(() => f(c.record), (err) => {
+        assert.ok(err instanceof RecordError, `${c.name}: ${err}`);
+        assert.ok(err.message.includes(c.error), `${c.name}: "${err.message}" does not say "${c.error}"`);
+        assert.equal(err.message, c.message, `${c.name}: the message differs from Python's`);
+        return true;
+      }, c.name);
+    }
   }
+}
+
+test('impossible records are refused with Python\'s error', () => {
+  checkInvalid(golden);
   assert.throws(() => encodeObservation({ version: 1 }), RecordError);
   assert.throws(() => encodeObservation('{not json'), /not valid JSON/);
 });
+
+async function checkEmptyMask(session, data) {
+  const cases = data.cases.slice(0, 3);
+  const masks = cases.map((c) => Uint8Array.from(c.mask));
+  masks[1].fill(0);
+  const { actions, probabilities } = await runPolicy(session, cases.map((c) => Float32Array.from(c.observation)), masks);
+  assert.equal(actions[1], NO_ACTION);
+  assert.equal(NO_ACTION, -1);
+  assert.ok(probabilities[1].every((p) => p === 0), `probabilities of the empty mask: ${probabilities[1]}`);
+  for (const i of [0, 2]) {  // the rows beside it are the golden decisions
+    assert.equal(actions[i], cases[i].action);
+    cases[i].probabilities.forEach((p, k) => assert.ok(Math.abs(probabilities[i][k] - p) <= 1e-5));
+  }
+}
+
+test('an all-false action mask gives action -1 and zero probabilities', async () => {
+  await checkEmptyMask(await loadPolicy(ort, model, manifest), golden);
+});
+
+for (const bundle of bundles) {
+  test(`the shipped bundle ${path.basename(bundle)}: encoder, invalid records and picks equal golden.json`, async () => {
+    const data = JSON.parse(readFileSync(path.join(bundle, 'golden.json'), 'utf8'));
+    const ownManifest = JSON.parse(readFileSync(path.join(bundle, 'policy.json'), 'utf8'));
+    const session = await loadPolicy(ort, readFileSync(path.join(bundle, 'policy.onnx')), ownManifest);
+    assert.ok(data.encoder_cases.length > 0, 'golden.json lists no encoder cases');
+    for (const [i, c] of [...data.cases, ...data.encoder_cases].entries()) {
+      const label = `record ${i} (${c.record.rules.name}, ${c.record.phase}, seat ${c.record.seat})`;
+      assertObservation(encodeObservation(c.record), c.observation, label);
+      assert.deepEqual([...legalMask(c.record)], c.mask, `${label}: legal mask`);
+    }
+    for (const [i, c] of data.cases.entries()) assert.equal((await chooseCard(session, c.record)).action, c.action, `record ${i}`);
+    checkInvalid(data);
+    await checkEmptyMask(session, data);
+  });
+}
 
 test('a manifest that does not match the model or this client is refused', async () => {
   const other = structuredClone(manifest);
