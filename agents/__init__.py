@@ -5,6 +5,10 @@ Shipped: ``random``, the heuristic bots ``easy``, ``normal``, ``hard``, the trai
 and two slow Monte Carlo search players (``agents/search.py``): ``search``, over the hard bot, and
 ``ppo-classic-search``, which searches over ``ppo-classic`` (its own later cards and passes) with
 the other seats modelled as hard bots.
+
+Your own code is a spec too: ``FILE.py:NAME`` or ``MODULE:NAME`` names an agent, an agent class or
+factory (given ``rules=``/``seed=`` if it takes them) or a play function; ``make`` runs that code
+(see :func:`agents.base.load_user_agent`).
 """
 
 from . import heuristic, random_agent  # noqa: F401  (register "easy", "normal", "hard", "random")

@@ -4,16 +4,27 @@ An agent is stateless and batched: ``act(observation[N, OBS_DIM], action_mask[N,
 Everything it may use is in its arguments (observation v1 and the legal mask), so no agent can
 peek at hidden cards. Randomised agents take a seed and draw from their own generator.
 
-Specs: ``random``, ``easy``, ``normal``, ``hard``, the shipped policies, ``ckpt:PATH``, ``onnx:PATH``
-and whatever user code adds with :func:`register` / :func:`register_prefix`. An agent object or a
-plain callable ``f(observation, action_mask) -> actions`` is accepted wherever a spec is.
-:func:`make` is the one place a spec becomes an agent (the arena, the envs, training and the
-terminal game all call it); its errors are :class:`AgentSpecError`.
+Specs: ``random``, ``easy``, ``normal``, ``hard``, the shipped policies, ``ckpt:PATH``, ``onnx:PATH``,
+whatever user code adds with :func:`register` / :func:`register_prefix`, and user code named on the
+spot: ``FILE.py:NAME`` (a Python file, relative to the current directory or absolute) and
+``MODULE:NAME`` (an importable module, e.g. ``my_pkg.bots:make_bot``); see :func:`load_user_agent`.
+An agent object or a plain callable ``f(observation, action_mask) -> actions`` is accepted wherever
+a spec is. :func:`make` is the one place a spec becomes an agent (the arena, the envs, training and
+the terminal game all call it); its errors are :class:`AgentSpecError`.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import importlib
+import importlib.util
+import inspect
+import os
+import re
+import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Callable, Protocol, runtime_checkable
 
 import numpy as np
@@ -41,7 +52,8 @@ class FunctionAgent:
 
 class AgentSpecError(ValueError):
     """An agent spec that cannot be turned into an agent: an empty or unknown spec, a missing or
-    unreadable ``ckpt:``/``onnx:`` file (named with its path), a model or bot made for other rules.
+    unreadable ``ckpt:``/``onnx:`` file (named with its path), a model or bot made for other rules,
+    user code (``FILE.py:NAME``, ``MODULE:NAME``) that is missing, fails to load or names no agent.
     The message is one line, for the user."""
 
 
@@ -105,9 +117,13 @@ def _from_text(spec: str, seed: int | None, rules) -> Agent:
         _check_plays(text, rules)
         build = lambda: _FACTORIES[text](seed)  # noqa: E731
     else:
-        prefix = next((p for p in _PREFIXES if text.startswith(p)), None)
+        prefix = next((p for p in _PREFIXES if text.startswith(p)), None)  # ckpt:, onnx: win over user code
+        if prefix is None and _USER_SPEC.match(text):
+            return load_user_agent(text, seed=seed, rules=rules)
         if prefix is None:
-            raise AgentSpecError(f"unknown agent spec {spec!r}; known: {', '.join(available())}")
+            raise AgentSpecError(
+                f"unknown agent spec {spec!r}; known: {', '.join(available())}, FILE.py:NAME, MODULE:NAME"
+            )
         path = text[len(prefix):]
         if prefix in _PREFIX_FILES and not Path(path).is_file():
             raise AgentSpecError(f"agent {spec!r}: {_PREFIX_FILES[prefix]} file not found: {path}")
@@ -121,17 +137,198 @@ def _from_text(spec: str, seed: int | None, rules) -> Agent:
         raise AgentSpecError(f"agent {spec!r}: {message}") from err
 
 
+# ---------------------------------------------------------------------------------------------
+# User code: FILE.py:NAME and MODULE:NAME
+# ---------------------------------------------------------------------------------------------
+
+_IDENTIFIERS = r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*"
+#: ``FILE.py:NAME`` or ``MODULE:NAME`` (registered prefixes such as ``ckpt:`` are tried first).
+_USER_SPEC = re.compile(rf"(?P<target>.+\.py|{_IDENTIFIERS}):(?P<name>{_IDENTIFIERS})\Z")
+#: Resolved path -> (mtime_ns, module): each file runs once per process (again when it changes).
+_USER_FILES: dict[Path, tuple[int, ModuleType]] = {}
+
+
+def load_user_agent(spec: str, seed: int | None = None, rules=None) -> Agent:
+    """The agent named by a user-code spec: ``FILE.py:NAME`` or ``MODULE:NAME``.
+
+    ``FILE.py`` is a path relative to the current directory (or absolute); ``MODULE`` is imported
+    as by ``import MODULE`` (the current directory counts, as with ``python -m``). Loading runs that
+    code: that is intended, since it is the user's own code named on the user's own command line
+    (model files named by ``ckpt:``/``onnx:`` are only ever read as data). A file runs once per
+    process (again if it changed) and its own folder is importable while it runs.
+
+    ``NAME`` (dots reach inside: ``bots.Lowest``) is, decided in this order:
+
+    * an agent, an object with ``act(observation, action_mask)``: used as it is;
+    * a class or factory whose required parameters are among ``rules`` and ``seed``: called with
+      the keyword arguments ``rules`` (a Rules, or None) and ``seed`` (an int, or None) that its
+      signature accepts (named, or ``**kwargs``), and nothing else; it must return an agent;
+    * a play function ``f(observation, action_mask) -> actions``: wrapped as a :class:`FunctionAgent`.
+
+    Anything else is an :class:`AgentSpecError` with one line saying what is wrong.
+    """
+    match = _USER_SPEC.match(spec.strip())
+    if match is None:
+        raise AgentSpecError(f"agent {spec!r}: not FILE.py:NAME or MODULE:NAME")
+    target, name = match.group("target"), match.group("name")
+    if target.endswith(".py"):
+        module, where = _load_file(spec, target), target
+    else:
+        module, where = _import_module(spec, target), f"module {target}"
+    obj = module
+    for part in name.split("."):
+        if not hasattr(obj, part):
+            defined = _defined_names(module) if obj is module else []
+            hint = f"; it defines: {', '.join(defined)}" if defined else ""
+            raise AgentSpecError(f"agent {spec!r}: {where} has no {name!r}{hint}")
+        obj = getattr(obj, part)
+    return _agent_from_object(obj, name, spec, seed, rules)
+
+
+def _load_file(spec: str, target: str) -> ModuleType:
+    path = Path(target).expanduser()
+    if not path.is_file():
+        raise AgentSpecError(f"agent {spec!r}: file not found: {target}")
+    resolved = path.resolve()
+    stamp = resolved.stat().st_mtime_ns
+    cached = _USER_FILES.get(resolved)
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    digest = hashlib.sha1(str(resolved).encode()).hexdigest()[:10]
+    module_name = "_hearts_user_" + re.sub(r"\W", "_", resolved.stem) + "_" + digest
+    loader_spec = importlib.util.spec_from_file_location(module_name, resolved)
+    module = importlib.util.module_from_spec(loader_spec)
+    sys.modules[module_name] = module  # dataclasses, pickling and the like look their module up here
+    folder = str(resolved.parent)
+    sys.path.insert(0, folder)  # as `python FILE.py` would: helpers beside it import
+    try:
+        loader_spec.loader.exec_module(module)
+    except BaseException as err:  # SystemExit from a script too: one line for the user
+        sys.modules.pop(module_name, None)
+        raise AgentSpecError(f"agent {spec!r}: {target} failed to load: {_one_line(err)}") from err
+    finally:
+        with contextlib.suppress(ValueError):  # unless the file took it off itself
+            sys.path.remove(folder)
+    _USER_FILES[resolved] = (stamp, module)
+    return module
+
+
+def _import_module(spec: str, target: str) -> ModuleType:
+    cwd = os.getcwd()
+    add = "" not in sys.path and cwd not in sys.path  # the `hearts` script's path lacks the current directory
+    if add:
+        sys.path.append(cwd)  # last: installed modules keep precedence
+    try:
+        return importlib.import_module(target)
+    except ModuleNotFoundError as err:
+        if err.name and (target == err.name or target.startswith(err.name + ".")):
+            raise AgentSpecError(f"agent {spec!r}: cannot import module {target!r} ({err})") from err
+        raise AgentSpecError(f"agent {spec!r}: module {target} failed to import: {_one_line(err)}") from err
+    except BaseException as err:  # whatever the import raised, one line
+        raise AgentSpecError(f"agent {spec!r}: module {target} failed to import: {_one_line(err)}") from err
+    finally:
+        if add:
+            with contextlib.suppress(ValueError):
+                sys.path.remove(cwd)
+
+
+def _defined_names(module: ModuleType, limit: int = 12) -> list[str]:
+    """Public agents, classes and functions defined in ``module`` itself (for a "no such name" hint)."""
+    names = [key for key, value in vars(module).items()
+             if not key.startswith("_") and not isinstance(value, ModuleType)
+             and (callable(value) or callable(getattr(value, "act", None)))
+             and getattr(value, "__module__", module.__name__) == module.__name__]
+    return names[:limit] + (["..."] if len(names) > limit else [])
+
+
+def _agent_from_object(obj, what: str, spec: str, seed: int | None, rules) -> Agent:
+    """An agent, a class or factory called with the ``rules``/``seed`` it takes, or a play function."""
+    if not isinstance(obj, type) and callable(getattr(obj, "act", None)):
+        return obj
+    if not callable(obj):
+        raise AgentSpecError(
+            f"agent {spec!r}: {what!r} is {_a(type(obj).__name__)}, neither an agent nor an agent class or "
+            f"factory nor a play function f(observation, action_mask)"
+        )
+    try:
+        signature = inspect.signature(obj)
+    except (TypeError, ValueError):  # no signature to read (some builtins): try it as a factory
+        signature = None
+    params = signature.parameters if signature is not None else {}
+    shown = f"{what}{signature}" if signature is not None else f"{what}(...)"
+    required = [p for p in params.values()
+                if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    is_factory = all(p.name in ("rules", "seed") and p.kind is not p.POSITIONAL_ONLY for p in required)
+    if not is_factory:
+        if not isinstance(obj, type) and _binds(signature, 2):
+            return FunctionAgent(obj, name=getattr(obj, "__name__", None) or what)
+        if isinstance(obj, type):
+            raise AgentSpecError(f"agent {spec!r}: {shown} needs arguments other than rules and seed; "
+                                 f"an agent class may take only rules= and seed=")
+        raise AgentSpecError(f"agent {spec!r}: {shown} is neither a play function "
+                             f"f(observation, action_mask) nor a factory taking only rules= and seed=")
+    any_keyword = any(p.kind is p.VAR_KEYWORD for p in params.values())
+    by_name = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    kwargs = {key: value for key, value in (("rules", rules), ("seed", seed))
+              if any_keyword or (key in params and params[key].kind in by_name)}
+    try:
+        agent = obj(**kwargs)
+    except Exception as err:
+        raise AgentSpecError(f"agent {spec!r}: {what}() raised {_one_line(err)}") from err
+    if isinstance(agent, type) or not callable(getattr(agent, "act", None)):
+        raise AgentSpecError(f"agent {spec!r}: {what}() returned {_a(type(agent).__name__)}, "
+                             f"which has no act(observation, action_mask) method")
+    return agent
+
+
+def _binds(signature: inspect.Signature | None, count: int) -> bool:
+    """Whether a callable with ``signature`` takes ``count`` positional arguments (unknown: yes)."""
+    if signature is None:
+        return True
+    try:
+        signature.bind(*([None] * count))
+    except TypeError:
+        return False
+    return True
+
+
+def _check_act(agent, spec) -> None:
+    """Refuse an agent whose ``act`` cannot be called as ``act(observation, action_mask)``."""
+    act = agent.function if isinstance(agent, FunctionAgent) else agent.act
+    try:
+        signature = inspect.signature(act)
+    except (TypeError, ValueError):
+        return
+    if not _binds(signature, 2):
+        wrapped = isinstance(agent, FunctionAgent)
+        owner = getattr(act, "__name__", "f") if wrapped else f"{type(agent).__name__}.act"
+        raise AgentSpecError(
+            f"agent {spec!r}: {owner}{signature} cannot be called as act(observation, action_mask)"
+        )
+
+
+def _one_line(err: BaseException) -> str:
+    text = str(err).strip().splitlines()
+    return f"{type(err).__name__}: {text[0]}" if text else type(err).__name__
+
+
+def _a(noun: str) -> str:
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
+
+
 def make(spec: str | Agent | Callable, seed: int | None = None, rules=None) -> Agent:
     """An agent from a spec string (built with ``seed``), an agent object or a callable.
 
     Every spec goes through here: built-in names, ``ckpt:PATH``, ``onnx:PATH``, names added with
-    :func:`register` / :func:`register_prefix`, agent objects and plain callables. ``rules``, when
-    given, lets trained policies and file-backed agents refuse a model made for other rules. Any
+    :func:`register` / :func:`register_prefix`, user code as ``FILE.py:NAME`` or ``MODULE:NAME``
+    (:func:`load_user_agent`; it runs that code), agent objects (anything with ``act``) and plain
+    callables ``f(observation, action_mask)``. ``rules``, when given, lets trained policies and
+    file-backed agents refuse a model made for other rules (user factories receive it). Any
     failure is an :class:`AgentSpecError` (a ``ValueError``) with a one-line message.
     """
     if isinstance(spec, str):
         agent = _from_text(spec, seed, rules)
-    elif isinstance(spec, Agent):
+    elif not isinstance(spec, type) and callable(getattr(spec, "act", None)):
         agent = spec
     elif callable(spec):
         agent = FunctionAgent(spec)
@@ -141,4 +338,5 @@ def make(spec: str | Agent | Callable, seed: int | None = None, rules=None) -> A
         )
     if not callable(getattr(agent, "act", None)):
         raise AgentSpecError(f"agent {spec!r}: no act(observation, action_mask) method")
+    _check_act(agent, spec)
     return agent
