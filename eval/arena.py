@@ -73,10 +73,17 @@ class Entrant:
 
     @property
     def spec_text(self) -> str:
+        """The spec string, or ``<name>`` for an agent object or callable (not a spec to type)."""
+        return self.spec if isinstance(self.spec, str) else f"<{self.name}>"
+
+    @property
+    def name(self) -> str:
+        """The default label: the spec string (``my_bots.py:LowestCard`` too), else the object's
+        ``name``, a function's ``__name__`` or the class name, so ``result.row(name)`` finds it."""
         if isinstance(self.spec, str):
-            return self.spec
-        name = getattr(self.spec, "name", None) or getattr(self.spec, "__name__", type(self.spec).__name__)
-        return f"<{name}>"
+            return self.spec.strip()
+        return str(getattr(self.spec, "name", None) or getattr(self.spec, "__name__", None)
+                   or type(self.spec).__name__)
 
 
 def resolve_agent(spec: Any, seed: int | None = None, rules: Rules | None = None):
@@ -96,7 +103,7 @@ def make_entrants(agents: Iterable[Any]) -> list[Entrant]:
             label, spec = item
         else:
             spec = item
-            label = Entrant("", item).spec_text if not isinstance(item, str) else item.strip()
+            label = Entrant("", item).name
         seen[label] = seen.get(label, 0) + 1
         if seen[label] > 1:
             label = f"{label}#{seen[label]}"
@@ -413,7 +420,8 @@ def run(
         record_file = open(records, "w")
         record_file.write(json.dumps({"type": "header", **meta}) + "\n")
 
-    bar = _progress_bar(progress, total=n * len(plan.tables), unit="deal")
+    seatings = meta["seatings_per_deal"]  # the bar counts games, the unit of the summary line
+    bar = _progress_bar(progress, total=n * seatings * len(plan.tables), unit="game")
     parts: list[Games] = []
     started = time.perf_counter()
     try:
@@ -434,7 +442,7 @@ def run(
                     for record in game_records:
                         record_file.write(json.dumps(record) + "\n")
                 if bar:
-                    bar.update(unit[3] - unit[2])
+                    bar.update((unit[3] - unit[2]) * seatings)
         finally:
             if pool is not None:
                 pool.terminate()
@@ -544,11 +552,8 @@ def summarize(plan: Plan, games: Games, n_deals: int, half_width: float = 0.1,
         if rating is not None:
             row["rating"] = rating[e]
         rows.append(row)
-    by_rating = rating is not None and len(plan.entrants) > plan.rules.num_players
-    if by_rating:
-        rows.sort(key=lambda r: -r["rating"]["ordinal"])
-    else:
-        rows.sort(key=lambda r: r["points_per_hand"]["mean"])
+    # Ranked by the headline metric whatever the format; a round-robin's rating is a column beside it.
+    rows.sort(key=lambda r: r["points_per_hand"]["mean"])
     for rank, row in enumerate(rows, 1):
         row["rank"] = rank
 
@@ -571,7 +576,7 @@ def summarize(plan: Plan, games: Games, n_deals: int, half_width: float = 0.1,
             "difference": diff.to_dict(),
             "deals_needed": stats.deals_needed(diff.sd, half_width, confidence),
         })
-    return {"leaderboard": rows, "pairs": pairs, "ranked_by": "rating" if by_rating else "points_per_hand"}
+    return {"leaderboard": rows, "pairs": pairs, "ranked_by": "points_per_hand"}
 
 
 def _ratings(plan: Plan, games: Games, per_hand: np.ndarray, n_deals: int) -> dict[int, dict]:

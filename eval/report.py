@@ -52,77 +52,110 @@ def _verdict(pair: dict) -> str:
     return "no clear difference"
 
 
-def _columns(result: ArenaResult) -> list[tuple[str, callable]]:
+# Columns of the tables: (header, cell, priority). A narrow terminal drops the lowest priorities
+# first (0: always kept); the files (Markdown, CSV, JSON) keep every column.
+def _columns(result: ArenaResult) -> list[tuple[str, callable, int]]:
     conf = int(round(100 * result.meta["confidence"]))
     cols = [
-        ("#", lambda r: str(r["rank"])),
-        ("agent", lambda r: r["agent"]),
-        ("spec", lambda r: r["spec"]),
-        ("points/hand", lambda r: _interval(r["points_per_hand"])),
-        (f"{conf}% interval", lambda r: _bounds(r["points_per_hand"])),
-        ("moons made", lambda r: _pct(r["moons_made_per_hand"])),
-        ("moons suffered", lambda r: _pct(r["moons_suffered_per_hand"])),
-        ("0-point hands", lambda r: _pct(r["zero_point_share"])),
+        ("#", lambda r: str(r["rank"]), 0),
+        ("agent", lambda r: r["agent"], 0),
+    ]
+    if any(r["spec"] != r["agent"] for r in result.leaderboard):
+        cols.append(("spec", lambda r: r["spec"], 1))
+    cols += [
+        ("points/hand", lambda r: _num(r["points_per_hand"]["mean"]), 0),
+        (f"{conf}% interval", lambda r: _bounds(r["points_per_hand"]), 0),
+        ("moons made", lambda r: _pct(r["moons_made_per_hand"]), 5),
+        ("moons suffered", lambda r: _pct(r["moons_suffered_per_hand"]), 4),
+        ("0-point hands", lambda r: _pct(r["zero_point_share"]), 3),
     ]
     if result.meta["episode"] == "game":
-        cols.append(("win rate", lambda r: _interval(r["win_rate"], 3)))
-        cols.append(("game score", lambda r: _num(r["mean_game_score"], 1)))
+        cols.append(("win rate", lambda r: _pct(r["win_rate"]["mean"]), 6))
+        cols.append(("game score", lambda r: _num(r["mean_game_score"], 1), 6))
     if any(r["rating"] for r in result.leaderboard):
-        cols.append(("rating", lambda r: _num(r["rating"]["ordinal"], 1) if r["rating"] else "-"))
-    cols.append((f"deals for ±{result.meta['target_half_width']:g}", lambda r: str(r["deals_needed"] or "-")))
-    cols.append(("hands", lambda r: str(r["hands"])))
+        cols.append(("rating", lambda r: _num(r["rating"]["ordinal"], 1) if r["rating"] else "-", 7))
+    cols.append((f"deals for ±{result.meta['target_half_width']:g}", lambda r: str(r["deals_needed"] or "-"), 2))
+    cols.append(("hands", lambda r: str(r["hands"]), 1))
     return cols
 
 
-def _pair_columns(result: ArenaResult) -> list[tuple[str, callable]]:
+def _pair_columns(result: ArenaResult) -> list[tuple[str, callable, int]]:
     conf = int(round(100 * result.meta["confidence"]))
     return [
-        ("a − b", lambda p: f"{p['a']} − {p['b']}"),
-        ("difference", lambda p: _interval(p["difference"])),
-        (f"{conf}% interval", lambda p: _bounds(p["difference"])),
-        ("p", lambda p: _num(p["difference"].get("p_value"), 3)),
-        ("verdict", _verdict),
-        ("over", lambda p: p["over"]),
-        (f"deals for ±{result.meta['target_half_width']:g}", lambda p: str(p["deals_needed"] or "-")),
+        ("a − b", lambda p: f"{p['a']} − {p['b']}", 0),
+        ("difference", lambda p: _num(p["difference"]["mean"]), 0),
+        (f"{conf}% interval", lambda p: _bounds(p["difference"]), 0),
+        ("p", lambda p: _num(p["difference"].get("p_value"), 3), 3),
+        ("verdict", _verdict, 4),
+        ("over", lambda p: p["over"], 1),
+        (f"deals for ±{result.meta['target_half_width']:g}", lambda p: str(p["deals_needed"] or "-"), 2),
     ]
+
+
+#: Explains the rating column, printed under the leaderboard when it has one.
+RATING_NOTE = ("rating: OpenSkill mu - 3 sigma from each deal's finishing order at each table "
+               "(higher is better)")
 
 
 def describe_run(result: ArenaResult) -> str:
     m = result.meta
     deal_source = m["deal_set_file"] or f"generated from seed {m['deal_set_seed']}"
+    tables = len(m["tables"])
+    games = m["deals"] * m["seatings_per_deal"] * tables
     speed = f"{m['seconds']:.1f} s"
-    if m.get("deals_per_s"):
-        speed += f", {m['deals_per_s']:,.0f} deals/s"
+    if m["seconds"] > 0:
+        speed += f", {games / m['seconds']:,.0f} games/s"
     return (
-        f"{m['format']} · rules {m['rules_name']!r} · {m['episode']} episodes · {m['deals']} deals "
-        f"({deal_source}) × {m['seatings_per_deal']} seatings ({m['seating']}) × {len(m['tables'])} table(s) · "
+        f"{m['format']} · rules {m['rules_name']!r} · {m['episode']} episodes · {m['deals']:,} deals "
+        f"({deal_source}) at each of {tables} table{'s' if tables != 1 else ''}, each deal played "
+        f"{m['seatings_per_deal']} times ({m['seating']} seatings): {games:,} games · "
         f"arena seed {m['arena_seed']} · hearts-lab {m['hearts_lab_version']} · {speed} "
         f"({m['workers']} worker{'s' if m['workers'] != 1 else ''})"
     )
 
 
-def print_terminal(result: ArenaResult, file=None) -> None:
-    """The leaderboard and the paired differences as rich tables (plain text when not a terminal)."""
-    from rich.console import Console
+def _fitted_table(console, title: str, columns: list, rows: list, left: tuple[str, ...]):
+    """A rich table of ``rows`` that fits the console: the lowest-priority columns are dropped
+    until it does; labels fold onto a second line rather than being cut."""
+    from rich import box
     from rich.table import Table
 
-    console = Console(file=file, width=None if file is None else 160)
+    kept = list(columns)
+    while True:
+        table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+        for name, _, _ in kept:
+            if name in left:
+                # A long label (a checkpoint's path) folds within a third of the width.
+                table.add_column(name, justify="left", overflow="fold", max_width=max(16, console.width // 3))
+            else:
+                table.add_column(name.replace(" ", "\n", 1) if len(name) > 8 else name, justify="right",
+                                 no_wrap=True)
+        for row in rows:
+            table.add_row(*[f(row) for _, f, _ in kept])
+        droppable = [c for c in kept if c[2] > 0]
+        natural = console.measure(table, options=console.options.update_width(10_000)).maximum
+        if natural <= console.width or not droppable:
+            return table
+        kept.remove(min(droppable, key=lambda c: c[2]))
+
+
+def print_terminal(result: ArenaResult, file=None, width: int | None = None) -> None:
+    """The leaderboard and the paired differences as rich tables, fitted to the terminal's width
+    (``width``, or 160 columns when writing to a file or a pipe)."""
+    from rich.console import Console
+
+    console = Console(file=file, width=width)
     if not console.is_terminal:
-        console = Console(file=file, width=160, color_system=None)
-    board = Table(title="Leaderboard (penalty points per hand, lower is better)", title_justify="left")
-    for name, _ in _columns(result):
-        board.add_column(name, justify="left" if name in ("agent", "spec") else "right")
-    for row in result.leaderboard:
-        board.add_row(*[f(row) for _, f in _columns(result)])
-    console.print(board)
+        console = Console(file=file, width=width or 160, color_system=None)
+    cols = _columns(result)
+    console.print(_fitted_table(console, "Leaderboard (penalty points per hand, lower is better)", cols,
+                                result.leaderboard, ("agent", "spec")))
+    if any(name == "rating" for name, _, _ in cols):
+        console.print(RATING_NOTE, highlight=False)
     if result.summary["pairs"]:
-        pairs = Table(title="Paired differences over the same deals (a − b; negative: a took fewer points)",
-                      title_justify="left")
-        for name, _ in _pair_columns(result):
-            pairs.add_column(name, justify="left" if name in ("a − b", "verdict", "over") else "right")
-        for pair in result.summary["pairs"]:
-            pairs.add_row(*[f(pair) for _, f in _pair_columns(result)])
-        console.print(pairs)
+        console.print(_fitted_table(
+            console, "Paired differences over the same deals (a − b; negative: a took fewer points)",
+            _pair_columns(result), result.summary["pairs"], ("a − b", "verdict", "over")))
     console.print(describe_run(result), highlight=False)
 
 
@@ -131,17 +164,19 @@ def to_markdown(result: ArenaResult) -> str:
     if result.meta.get("command"):
         lines += [f"Reproduce: `{result.meta['command']}`", ""]
     cols = _columns(result)
-    lines.append("| " + " | ".join(n for n, _ in cols) + " |")
-    lines.append("| " + " | ".join("---" if n in ("agent", "spec") else "---:" for n, _ in cols) + " |")
+    lines.append("| " + " | ".join(n for n, _, _ in cols) + " |")
+    lines.append("| " + " | ".join("---" if n in ("agent", "spec") else "---:" for n, _, _ in cols) + " |")
     for row in result.leaderboard:
-        lines.append("| " + " | ".join(f(row).replace("|", "\\|") for _, f in cols) + " |")
+        lines.append("| " + " | ".join(f(row).replace("|", "\\|") for _, f, _ in cols) + " |")
+    if any(name == "rating" for name, _, _ in cols):
+        lines += ["", RATING_NOTE + "."]
     if result.summary["pairs"]:
         lines += ["", "## Paired differences (a − b, per deal, over the same deals)", ""]
         cols = _pair_columns(result)
-        lines.append("| " + " | ".join(n for n, _ in cols) + " |")
-        lines.append("| " + " | ".join("---:" if n in ("difference", "p") else "---" for n, _ in cols) + " |")
+        lines.append("| " + " | ".join(n for n, _, _ in cols) + " |")
+        lines.append("| " + " | ".join("---:" if n in ("difference", "p") else "---" for n, _, _ in cols) + " |")
         for pair in result.summary["pairs"]:
-            lines.append("| " + " | ".join(f(pair) for _, f in cols) + " |")
+            lines.append("| " + " | ".join(f(pair) for _, f, _ in cols) + " |")
     lines += ["", "## Rules", "", "```json", json.dumps(result.meta["rules"], indent=2), "```", ""]
     return "\n".join(lines)
 

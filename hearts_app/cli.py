@@ -38,6 +38,17 @@ def _add_rules_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE", help="override one option")
 
 
+def _add_bench_arguments(parser: argparse.ArgumentParser, seconds: float) -> None:
+    parser.add_argument("--batch-sizes", default=",".join(map(str, bench.DEFAULT_BATCH_SIZES)), metavar="N,N,...",
+                        help="engine batch sizes to measure (default %(default)s)")
+    parser.add_argument("--seconds", type=float, default=seconds,
+                        help="seconds of play per measurement (default %(default)s)")
+    parser.add_argument("--no-open-spiel", action="store_true", help="skip the OpenSpiel reference")
+    parser.add_argument("--no-envs", action="store_true", help="skip the PettingZoo and Gymnasium env measurements")
+    parser.add_argument("--agents", default="random,easy,normal,hard", metavar="SPEC,SPEC,...",
+                        help="agents whose decisions/s to measure (default %(default)s; '' for none)")
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     rules = load_rules(args.rules, args.rule)
     sizes = [int(s) for s in args.batch_sizes.split(",")]
@@ -97,7 +108,7 @@ def cmd_arena(args: argparse.Namespace) -> int:
                 deals = deals.subset(0, args.deals)
         else:
             n = args.deals
-            if n is None:  # the default leaderboard keeps to about 2,000 deal-tables, a few seconds
+            if n is None:  # the default leaderboard: 2,000 deals shared out over its tables, about 10 s
                 n = ARENA_DEFAULT_DEALS
                 if not args.agents:
                     n = max(200, ARENA_LEADERBOARD_DEAL_TABLES // len(plan.tables))
@@ -169,25 +180,23 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="hearts", description="Hearts Lab: rules engine and tools.")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    bench_parser = sub.add_parser("bench", help="random-play throughput (vs OpenSpiel when installed)")
+    bench_parser = sub.add_parser(
+        "bench", help="throughput of the engine, envs and agents (beside OpenSpiel when installed)",
+        description="Measure random-play hands/s at several batch sizes, the environments' steps/s and the "
+                    "agents' decisions/s, beside OpenSpiel's hearts when it is installed "
+                    "(scripts/setup.sh bench).")
     _add_rules_arguments(bench_parser)
-    bench_parser.add_argument("--batch-sizes", default=",".join(map(str, bench.DEFAULT_BATCH_SIZES)))
-    bench_parser.add_argument("--seconds", type=float, default=3.0, help="time per measurement")
-    bench_parser.add_argument("--no-open-spiel", action="store_true", help="skip the OpenSpiel reference")
-    bench_parser.add_argument("--no-envs", action="store_true", help="skip the AEC and vector env measurements")
-    bench_parser.add_argument("--agents", default="random,easy,normal,hard", help="agents to time ('' for none)")
-    bench_parser.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_bench_arguments(bench_parser, seconds=3.0)
+    bench_parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     bench_parser.set_defaults(func=cmd_bench)
 
-    demo = sub.add_parser("demo", help="a random-play game, then the benchmark")
+    demo = sub.add_parser("demo", help="a random-play game shown at each hand's end, then the benchmark",
+                          description="Play one game with four random agents, printing the table at the start "
+                                      "and end and the scores after each hand, then run a short benchmark.")
     _add_rules_arguments(demo)
-    demo.add_argument("--seed", type=int, default=0)
-    demo.add_argument("--no-bench", action="store_true")
-    demo.add_argument("--batch-sizes", default=",".join(map(str, bench.DEFAULT_BATCH_SIZES)))
-    demo.add_argument("--seconds", type=float, default=2.0)
-    demo.add_argument("--no-open-spiel", action="store_true")
-    demo.add_argument("--no-envs", action="store_true")
-    demo.add_argument("--agents", default="random,easy,normal,hard")
+    demo.add_argument("--seed", type=int, default=0, help="seed of the game's deals and of the random agents")
+    demo.add_argument("--no-bench", action="store_true", help="stop after the game")
+    _add_bench_arguments(demo, seconds=2.0)
     demo.set_defaults(func=cmd_demo)
 
     arena = sub.add_parser(
@@ -206,10 +215,12 @@ def build_parser() -> argparse.ArgumentParser:
                        "search and ppo-classic-search (slow), ckpt:PATH, onnx:PATH")
     arena.add_argument("--vs", metavar="OPPONENT",
                        help="opponent in the other seats (head2head, or fills a table)")
-    arena.add_argument("--format", choices=("head2head", "table", "roundrobin"))
+    arena.add_argument("--format", choices=("head2head", "table", "roundrobin"),
+                       help="head2head: each AGENT against copies of --vs; table: the AGENTs at one table "
+                       "(--vs fills empty seats); roundrobin: every table of the AGENTs (default: from the AGENTs)")
     _add_rules_arguments(arena)
     arena.add_argument("--deals", type=int, help=f"number of deals (default {ARENA_DEFAULT_DEALS}; "
-                       "about 2,000 / tables for the default leaderboard; with --deal-set: its first N)")
+                       "the default leaderboard: 2,000 / its tables, 400 at each of 5; with --deal-set: its first N)")
     arena.add_argument("--seed", type=int, default=0, help="seed of the generated deals and of the agents")
     arena.add_argument("--deal-set", metavar="FILE.npz", help="play a saved deal set (must match the rules)")
     arena.add_argument("--save-deal-set", metavar="FILE.npz", help="save the deals played, to replay them later")

@@ -45,7 +45,7 @@ def register(subparsers) -> None:
     fit.add_argument("start", help="policy checkpoint to start from")
     fit.add_argument("--data", required=True, metavar="DIR", help="folder of shards from `collect`")
     fit.add_argument("--out", required=True, metavar="FILE", help="checkpoint to write")
-    fit.add_argument("--epochs", type=int, default=4)
+    fit.add_argument("--epochs", type=int, default=4, help="passes over the data (default %(default)s)")
     fit.add_argument("--temperature", type=float, default=1.0,
                      help="T, in points: imitation learns softmax(-values / T), improvement the student's odds "
                           "times exp(-points / T) (smaller: further from the student)")
@@ -56,7 +56,7 @@ def register(subparsers) -> None:
                           "regression: logits learn minus each card's points, centred per decision; improvement: "
                           "the student's odds times exp(-points / T), learnt without bias from noisy labels "
                           "(both for rollout labels)")
-    fit.add_argument("--learning-rate", type=float, default=3e-4)
+    fit.add_argument("--learning-rate", type=float, default=3e-4, help="Adam step size (default %(default)s)")
     fit.add_argument("--batch-size", type=int, default=2048,
                      help="decisions per step (larger batches average more of the noise of one-deal labels)")
     fit.add_argument("--hidden", type=int, nargs="+", metavar="WIDTH",
@@ -65,7 +65,8 @@ def register(subparsers) -> None:
     fit.add_argument("--card-scorer", type=int, metavar="UNITS",
                      help="add a per-card scorer of this many units (exact facts about each card computed from the "
                           "observation; it scores zero until fitted), or grow the start's; default: keep the start's")
-    fit.add_argument("--seed", type=_seed, default=0)
+    fit.add_argument("--seed", type=_seed, default=0,
+                     help="seed of the fit: new weights and the minibatch order (default %(default)s)")
     fit.set_defaults(func=run_fit)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import io
 import json
 
 import numpy as np
@@ -176,7 +177,7 @@ def test_rotation_gives_the_candidate_every_seat_with_the_same_cards():
     result = arena.head_to_head(spy, "random", deals=deals, seed=0, workers=1, chunk_deals=40)
     hands, _ = deals.dealt()
     assert seen == collections.Counter(hands.reshape(-1).tolist())  # every seat of every deal, once
-    assert result.row("<spy>")["games"] == 160
+    assert result.row("spy")["games"] == 160
     # Batched: one call per step for all games where the spy is to act, not one per game.
     assert len(calls) <= 70 and max(calls) <= 160
 
@@ -320,7 +321,10 @@ def test_round_robin_with_more_agents_than_seats_rates_them():
     pool = ["random", ("taker", taker), ("low", lowest_card), "random", "random"]
     result = arena.round_robin(pool, deals=20, seed=2, workers=1)
     assert len(result.plan.tables) == 5  # C(5, 4)
-    assert result.summary["ranked_by"] == "rating"
+    # Ranked by the headline metric, points per hand; the rating is a column beside it.
+    assert result.summary["ranked_by"] == "points_per_hand"
+    points = [r["points_per_hand"]["mean"] for r in result.leaderboard]
+    assert points == sorted(points)
     assert all(r["rating"] is not None for r in result.leaderboard)
     assert result.leaderboard[-1]["agent"] == "taker"
     assert len(result.summary["pairs"]) == 10
@@ -395,6 +399,24 @@ def test_every_output_format_is_written(tmp_path):
     md = paths["markdown"].read_text()
     assert "| # | agent |" in md and "taker" in md and '"target_score": 100' in md
     assert paths["png"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_terminal_tables_read_at_80_columns():
+    long_label = "ckpt:runs/a_rather_long_run_name/checkpoints/policy_000120.pt"
+    pool = ["random", (long_label, taker), ("low", lowest_card), "random", "random"]
+    result = arena.round_robin(pool, deals=20, seed=2, workers=1)
+    out = io.StringIO()
+    report.print_terminal(result, file=out, width=80)
+    text = out.getvalue()
+    lines = text.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert "…" not in text  # nothing cut short: labels fold onto the next line instead
+    for row in result.leaderboard:  # every interval whole, on one line
+        assert report._bounds(row["points_per_hand"]) in text
+    assert "".join(line.strip() for line in lines).count(long_label) >= 1
+    assert report.RATING_NOTE in " ".join(text.split())
+    # The summary counts games in one unit: deals x seatings x tables.
+    assert "20 deals" in text and "5 tables" in text and f"{20 * 4 * 5:,} games" in text
 
 
 def test_cli_head_to_head_json_records_and_deal_set(tmp_path, capsys):
