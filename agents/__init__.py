@@ -8,13 +8,15 @@ the other seats modelled as hard bots.
 
 Your own code is a spec too: ``FILE.py:NAME`` or ``MODULE:NAME`` names an agent, an agent class or
 factory (given ``rules=``/``seed=`` if it takes them) or a play function; ``make`` runs that code
-(see :func:`agents.base.load_user_agent`).
+(see :func:`agents.base.load_user_agent`). :func:`is_code_spec` tells such specs apart, for callers
+that build agents from specs read from files that may come from anyone (a saved game refuses them).
 """
 
 from . import heuristic, random_agent  # noqa: F401  (register "easy", "normal", "hard", "random")
 from pathlib import Path
 
-from .base import Agent, AgentSpecError, FunctionAgent, available, builtin, make, register, register_prefix
+from .base import (Agent, AgentSpecError, FunctionAgent, available, builtin, is_code_spec, make, register,
+                   register_prefix)
 
 #: Trained policies shipped with the project: spec -> (file under agents/policies, rules preset).
 SHIPPED_POLICIES = {
@@ -53,8 +55,8 @@ for _spec, (_file, _preset) in SHIPPED_POLICIES.items():
         register(_spec, _shipped(_file), rules=_preset)
         _installed_policies.add(_spec)
 
-__all__ = ["Agent", "AgentSpecError", "FunctionAgent", "SHIPPED_POLICIES", "available", "builtin", "make", "register",
-           "register_prefix"]
+__all__ = ["Agent", "AgentSpecError", "FunctionAgent", "SHIPPED_POLICIES", "available", "builtin", "is_code_spec",
+           "make", "register", "register_prefix"]
 
 
 def _search(seed):

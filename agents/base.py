@@ -8,9 +8,10 @@ Specs: ``random``, ``easy``, ``normal``, ``hard``, the shipped policies, ``ckpt:
 whatever user code adds with :func:`register` / :func:`register_prefix`, and user code named on the
 spot: ``FILE.py:NAME`` (a Python file, relative to the current directory or absolute) and
 ``MODULE:NAME`` (an importable module, e.g. ``my_pkg.bots:make_bot``); see :func:`load_user_agent`.
-An agent object or a plain callable ``f(observation, action_mask) -> actions`` is accepted wherever
-a spec is. :func:`make` is the one place a spec becomes an agent (the arena, the envs, training and
-the terminal game all call it); its errors are :class:`AgentSpecError`.
+An agent object, an agent class or factory, or a plain callable ``f(observation, action_mask) ->
+actions`` is accepted wherever a spec is. :func:`make` is the one place a spec becomes an agent (the
+arena, the envs, training and the terminal game all call it); its errors are :class:`AgentSpecError`.
+:func:`is_code_spec` tells the specs that run code, which a spec read from someone's file must not be.
 """
 
 from __future__ import annotations
@@ -47,7 +48,8 @@ class FunctionAgent:
         self.name = name or getattr(function, "__name__", "function")
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
-        return np.asarray(self.function(observation, action_mask), dtype=np.int64)
+        # No cast: a float is never a card id (0.7 is not card 0), and the play loop refuses it by name.
+        return np.asarray(self.function(observation, action_mask))
 
 
 class AgentSpecError(ValueError):
@@ -109,6 +111,26 @@ def _check_plays(name: str, rules) -> None:
         )
 
 
+def _prefix_of(text: str) -> str | None:
+    """The registered prefix (``ckpt:``, ``onnx:``, ...) that ``text`` starts with, if any."""
+    return next((p for p in _PREFIXES if text.startswith(p)), None)
+
+
+def is_code_spec(spec) -> bool:
+    """Whether ``make(spec)`` would run user code: a ``FILE.py:NAME`` or ``MODULE:NAME`` string.
+
+    Decided from the text alone (nothing is loaded), exactly as :func:`make` decides: a registered
+    name or prefix wins (``ckpt:x.py:Bot`` names a checkpoint), and ``ckpt:``/``onnx:`` files are
+    only ever read as data. Specs read from a file that may come from anyone (a saved game) must
+    not be code: running it is for specs the user names on their own command line or in their
+    own code. False for anything that is not a string.
+    """
+    if not isinstance(spec, str):
+        return False
+    text = spec.strip()
+    return text not in _FACTORIES and _prefix_of(text) is None and _USER_SPEC.match(text) is not None
+
+
 def _from_text(spec: str, seed: int | None, rules) -> Agent:
     text = spec.strip()
     if not text:
@@ -117,9 +139,9 @@ def _from_text(spec: str, seed: int | None, rules) -> Agent:
         _check_plays(text, rules)
         build = lambda: _FACTORIES[text](seed)  # noqa: E731
     else:
-        prefix = next((p for p in _PREFIXES if text.startswith(p)), None)  # ckpt:, onnx: win over user code
-        if prefix is None and _USER_SPEC.match(text):
+        if is_code_spec(text):  # (registered prefixes such as ckpt:, onnx: win over user code)
             return load_user_agent(text, seed=seed, rules=rules)
+        prefix = _prefix_of(text)
         if prefix is None:
             raise AgentSpecError(
                 f"unknown agent spec {spec!r}; known: {', '.join(available())}, FILE.py:NAME, MODULE:NAME"
@@ -146,6 +168,9 @@ _IDENTIFIERS = r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*"
 _USER_SPEC = re.compile(rf"(?P<target>.+\.py|{_IDENTIFIERS}):(?P<name>{_IDENTIFIERS})\Z")
 #: Resolved path -> (mtime_ns, module): each file runs once per process (again when it changes).
 _USER_FILES: dict[Path, tuple[int, ModuleType]] = {}
+#: What user code may raise while it loads or builds an agent that becomes one AgentSpecError line:
+#: errors, and SystemExit (a script's sys.exit()), but not KeyboardInterrupt (Ctrl-C stops the program).
+_LOAD_ERRORS = (Exception, SystemExit)
 
 
 def load_user_agent(spec: str, seed: int | None = None, rules=None) -> Agent:
@@ -154,8 +179,10 @@ def load_user_agent(spec: str, seed: int | None = None, rules=None) -> Agent:
     ``FILE.py`` is a path relative to the current directory (or absolute); ``MODULE`` is imported
     as by ``import MODULE`` (the current directory counts, as with ``python -m``). Loading runs that
     code: that is intended, since it is the user's own code named on the user's own command line
-    (model files named by ``ckpt:``/``onnx:`` are only ever read as data). A file runs once per
-    process (again if it changed) and its own folder is importable while it runs.
+    (model files named by ``ckpt:``/``onnx:`` are only ever read as data); a spec read from a file
+    that may come from anyone (a saved game) is refused before it gets here (:func:`is_code_spec`).
+    A file is imported once per process (again if it changed) under a module name of its own, so
+    its ``if __name__ == "__main__"`` block does not run; its own folder is importable meanwhile.
 
     ``NAME`` (dots reach inside: ``bots.Lowest``) is, decided in this order:
 
@@ -203,8 +230,10 @@ def _load_file(spec: str, target: str) -> ModuleType:
     sys.path.insert(0, folder)  # as `python FILE.py` would: helpers beside it import
     try:
         loader_spec.loader.exec_module(module)
-    except BaseException as err:  # SystemExit from a script too: one line for the user
+    except BaseException as err:
         sys.modules.pop(module_name, None)
+        if not isinstance(err, _LOAD_ERRORS):  # Ctrl-C (KeyboardInterrupt) and the like go on up
+            raise
         raise AgentSpecError(f"agent {spec!r}: {target} failed to load: {_one_line(err)}") from err
     finally:
         with contextlib.suppress(ValueError):  # unless the file took it off itself
@@ -224,7 +253,7 @@ def _import_module(spec: str, target: str) -> ModuleType:
         if err.name and (target == err.name or target.startswith(err.name + ".")):
             raise AgentSpecError(f"agent {spec!r}: cannot import module {target!r} ({err})") from err
         raise AgentSpecError(f"agent {spec!r}: module {target} failed to import: {_one_line(err)}") from err
-    except BaseException as err:  # whatever the import raised, one line
+    except _LOAD_ERRORS as err:  # whatever else the import raised, one line (Ctrl-C goes on up)
         raise AgentSpecError(f"agent {spec!r}: module {target} failed to import: {_one_line(err)}") from err
     finally:
         if add:
@@ -273,7 +302,7 @@ def _agent_from_object(obj, what: str, spec: str, seed: int | None, rules) -> Ag
               if any_keyword or (key in params and params[key].kind in by_name)}
     try:
         agent = obj(**kwargs)
-    except Exception as err:
+    except _LOAD_ERRORS as err:
         raise AgentSpecError(f"agent {spec!r}: {what}() raised {_one_line(err)}") from err
     if isinstance(agent, type) or not callable(getattr(agent, "act", None)):
         raise AgentSpecError(f"agent {spec!r}: {what}() returned {_a(type(agent).__name__)}, "
@@ -321,22 +350,31 @@ def make(spec: str | Agent | Callable, seed: int | None = None, rules=None) -> A
 
     Every spec goes through here: built-in names, ``ckpt:PATH``, ``onnx:PATH``, names added with
     :func:`register` / :func:`register_prefix`, user code as ``FILE.py:NAME`` or ``MODULE:NAME``
-    (:func:`load_user_agent`; it runs that code), agent objects (anything with ``act``) and plain
-    callables ``f(observation, action_mask)``. ``rules``, when given, lets trained policies and
+    (:func:`load_user_agent`; it runs that code; :func:`is_code_spec` tells these specs apart),
+    agent objects (anything with ``act``), and other callables, taken as ``NAME`` of a user-code
+    spec is: an agent class or factory (called with the ``rules=``/``seed=`` it takes) or a play
+    function ``f(observation, action_mask)``. ``rules``, when given, lets trained policies and
     file-backed agents refuse a model made for other rules (user factories receive it). Any
     failure is an :class:`AgentSpecError` (a ``ValueError``) with a one-line message.
     """
     if isinstance(spec, str):
-        agent = _from_text(spec, seed, rules)
+        agent, label = _from_text(spec, seed, rules), spec
     elif not isinstance(spec, type) and callable(getattr(spec, "act", None)):
-        agent = spec
-    elif callable(spec):
-        agent = FunctionAgent(spec)
+        agent, label = spec, _label(spec)
+    elif callable(spec):  # a class, a factory or a play function: as load_user_agent takes its NAME
+        label = _label(spec)
+        agent = _agent_from_object(spec, label, label, seed, rules)
     else:
         raise AgentSpecError(
             f"an agent spec must be a string, an agent or a callable, got {type(spec).__name__}"
         )
     if not callable(getattr(agent, "act", None)):
-        raise AgentSpecError(f"agent {spec!r}: no act(observation, action_mask) method")
-    _check_act(agent, spec)
+        raise AgentSpecError(f"agent {label!r}: no act(observation, action_mask) method")
+    _check_act(agent, label)
     return agent
+
+
+def _label(obj) -> str:
+    """What messages call an agent object, class or callable: its ``name``, ``__name__`` or type."""
+    name = None if isinstance(obj, type) else getattr(obj, "name", None)
+    return str(name or getattr(obj, "__name__", None) or type(obj).__name__)

@@ -7,14 +7,19 @@ never runs code. It is written to a temporary file and renamed, so a crash never
 
 ``meta`` records the observation version and size, the rules, the network sizes (``hidden``, and
 ``card_scorer``: the per-card scorer's units, 0 for none), the training
-config and the counters. :func:`load_policy` refuses a checkpoint made for other rules or another
-observation version, with a message naming both.
+config and the counters. :func:`load_net` always checks the rules (a checkpoint without usable
+rules is refused, and ``meta["rules"]`` comes back as the validated ``Rules.to_dict()``);
+:func:`load_policy` refuses a checkpoint made for other rules or another observation version, with
+a message naming both.
 
 Checkpoints come from strangers too, so loading trusts nothing the file says until it is checked
-against what the file holds: the zip members may not unpack to more than the file's size (torch.save
-never compresses; torch.load would inflate a zip bomb in full), and the sizes in ``meta`` must be
-those of the stored weights before a network is built from them (``hidden: [20000000]`` in a small
-file would otherwise take 50 GB). Every refusal is one line; torch's own messages for refused files
+against what the file holds, before a network is built from it: the zip members may not unpack to
+more than the file's size (torch.save never compresses; torch.load would inflate a zip bomb in full);
+the stored weights may not claim more bytes (elements times element size) than the file holds, since
+torch.save stores every tensor's data uncompressed (a tensor can claim a shape its storage does not
+back: ``torch.zeros(1).expand(H, 629)`` keeps one element, and weights may share one storage); and
+the sizes in ``meta`` must be those of the stored weights (``hidden: [20000000]`` in a small file
+would otherwise take 50 GB). Every refusal is one line; torch's own messages for refused files
 advise loading them unsafely, so they are never passed on.
 """
 
@@ -34,6 +39,7 @@ from agents.base import AgentSpecError
 from agents.policy import PolicyAgent, PolicyNet
 from hearts_env.observe import OBS_DIM, OBS_VERSION
 from hearts_env.rules import Rules, RulesError
+from hearts_env.settings_files import first_line_without_advice
 
 FORMAT = "hearts-lab-checkpoint-1"
 
@@ -105,7 +111,7 @@ def load(path: str | Path) -> dict[str, Any]:
                               "tensors, numbers, strings, lists and dicts") from None
     except Exception as err:  # torch raises several types for corrupt files (a damaged zip member, ...)
         raise CheckpointError(f"{path} is not a readable Hearts Lab checkpoint ({type(err).__name__}: "
-                              f"{_first_line_without_advice(err)})") from None
+                              f"{first_line_without_advice(err)})") from None
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         raise CheckpointError(f"{path} is not a Hearts Lab checkpoint (expected format {FORMAT!r})")
     try:
@@ -117,18 +123,10 @@ def load(path: str | Path) -> dict[str, Any]:
     return payload
 
 
-def _first_line_without_advice(err: Exception) -> str:
-    """The first line of a library's error, unless it advises loading the file unsafely."""
-    line = str(err).splitlines()[0] if str(err) else ""
-    if any(word in line.lower() for word in ("weights_only", "weights only", "unsafe", "trust", "pickle")):
-        return "refused"
-    return line
-
-
 def _check_sizes(meta: dict[str, Any], state: Any, path: str | Path) -> None:
-    """Refuse metadata whose network sizes are not those of the stored weights ``state``, before any
-    network is built from them: the network is allocated from the metadata, the weights are what
-    the file really holds (so they are no bigger than the file)."""
+    """Refuse stored weights ``state`` that claim more bytes than the file holds, and metadata whose
+    network sizes are not those of the weights, before any network is built: the network is
+    allocated from the metadata, and the weights' claimed bytes are bounded by the file's size."""
     hidden, scorer = meta.get("hidden"), meta.get("card_scorer", 0)  # files before card_scorer: none
     if not isinstance(hidden, list) or not all(type(h) is int and h > 0 for h in hidden):
         raise _invalid(path, f"'hidden' must be a list of layer sizes (whole numbers above 0), not {hidden!r:.60}")
@@ -136,6 +134,14 @@ def _check_sizes(meta: dict[str, Any], state: Any, path: str | Path) -> None:
         raise _invalid(path, f"'card_scorer' must be a whole number of units (0 for none), not {scorer!r:.60}")
     if not isinstance(state, dict) or not all(isinstance(t, torch.Tensor) for t in state.values()):
         raise _invalid(path, "its weights are not a table of tensors")
+    # torch.save writes each storage once, uncompressed (and the archive was checked to be so), so
+    # weights that are really stored take no more bytes than the file. A tensor's shape alone proves
+    # nothing: a stride-0 view or views sharing one storage claim the full shape over less data.
+    claimed = sum(t.numel() * t.element_size() for t in state.values())
+    size = Path(path).stat().st_size
+    if claimed > size:
+        raise _invalid(path, f"its weights claim {claimed} bytes in a file of {size} bytes (tensors not backed "
+                             "by stored data of their own, e.g. stride-0 views)")
     if 2 * len(hidden) > len(state):  # each layer stores two tensors: refuse before even a shape-only net
         raise _invalid(path, f"the metadata names {len(hidden)} layers; the file stores {len(state)} tensors")
     with torch.device("meta"):  # shapes without memory
@@ -148,29 +154,34 @@ def _check_sizes(meta: dict[str, Any], state: Any, path: str | Path) -> None:
                       f"{expected.get(name, 'none')}; the file stores {stored.get(name, 'none')}")
 
 
-def check_compatible(meta: dict[str, Any], rules: Rules | None, path: str | Path) -> None:
+def check_compatible(meta: dict[str, Any], rules: Rules | None, path: str | Path) -> Rules:
+    """The rules the checkpoint was made for, checked (usable, and the same game as ``rules`` when
+    given), after its observation version and size."""
     if meta.get("obs_version") != OBS_VERSION or meta.get("obs_dim") != OBS_DIM:
         raise CheckpointError(
             f"{path} was made for observation v{meta.get('obs_version')} ({meta.get('obs_dim')} floats); "
             f"this version reads observation v{OBS_VERSION} ({OBS_DIM} floats)"
         )
-    if rules is not None:
-        try:
-            made_for = Rules.from_dict(meta["rules"])
-        except (KeyError, TypeError, AttributeError, RulesError):
-            raise _invalid(path, "its metadata has no usable rules") from None
-        if not made_for.same_game(rules):
-            raise CheckpointError(
-                f"{path} was trained for rules '{made_for.name}' (trained vs here: {made_for.differences(rules)}); "
-                f"the game here uses rules '{rules.name}'"
-            )
+    if "rules" not in meta:
+        raise _invalid(path, "its metadata names no rules")
+    try:
+        made_for = Rules.from_dict(meta["rules"])
+    except RulesError as err:
+        raise _invalid(path, f"its metadata has no usable rules ({err!s:.200})") from None
+    if rules is not None and not made_for.same_game(rules):
+        raise CheckpointError(
+            f"{path} was trained for rules '{made_for.name}' (trained vs here: {made_for.differences(rules)}); "
+            f"the game here uses rules '{rules.name}'"
+        )
+    return made_for
 
 
 def load_net(path: str | Path, rules: Rules | None = None) -> tuple[PolicyNet, dict[str, Any]]:
-    """The network and metadata of a checkpoint, checked against ``rules`` when given."""
+    """The network and metadata of a checkpoint, checked against ``rules`` when given. The rules
+    are checked either way: ``meta["rules"]`` is the validated ``Rules.to_dict()``."""
     payload = load(path)
     meta = payload["meta"]
-    check_compatible(meta, rules, path)
+    meta["rules"] = check_compatible(meta, rules, path).to_dict()
     _check_sizes(meta, payload.get("model"), path)
     net = PolicyNet(hidden=meta["hidden"], card_scorer=meta.get("card_scorer", 0))
     try:

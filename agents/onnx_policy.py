@@ -137,9 +137,11 @@ class OnnxPolicyAgent:
             raise PolicyManifestError(f"{path}: onnxruntime cannot load the model ({first_line})") from None
         model_meta = dict(self.session.get_modelmeta().custom_metadata_map)
         check_manifest(self.manifest, path, model_meta)
+        if "rules" not in self.manifest:
+            raise PolicyManifestError(f"{manifest_path(path)}: the manifest names no rules")
         try:
             self.rules = Rules.from_dict(self.manifest["rules"])
-        except (KeyError, TypeError, AttributeError, RulesError) as err:
+        except RulesError as err:
             raise PolicyManifestError(f"{manifest_path(path)}: no usable rules ({err})") from None
         if rules is not None and not self.rules.same_game(rules):
             raise PolicyManifestError(

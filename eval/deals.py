@@ -40,6 +40,7 @@ import numpy as np
 
 from hearts_env import cards, deal
 from hearts_env.rules import Rules, RulesError
+from hearts_env.settings_files import first_line_without_advice
 
 DEAL_SET_VERSION = 1
 # Each member: (dtype kind, number of dimensions); numbers are 8 bytes, text is NumPy's unicode.
@@ -120,15 +121,20 @@ class DealSet:
         except DealSetError:
             raise
         except (OSError, ValueError, EOFError, NotImplementedError, zipfile.BadZipFile, zlib.error) as err:
-            raise DealSetError(f"deal set {path}: not a readable deal set (.npz) file: {_reason(err)}") from None
+            raise DealSetError(f"deal set {path}: not a readable deal set (.npz) file: "
+                               f"{first_line_without_advice(err)}") from None
         version = int(arrays["format_version"])
         if version != DEAL_SET_VERSION:
             raise DealSetError(
                 f"deal set {path}: format version {version}, this version reads {DEAL_SET_VERSION}"
             )
         try:
-            stored = Rules.from_dict(json.loads(str(arrays["rules_json"])))
-        except (json.JSONDecodeError, RulesError, TypeError, AttributeError, RecursionError) as err:
+            rules_data = json.loads(str(arrays["rules_json"]))
+        except (ValueError, RecursionError) as err:  # not JSON, a number too long to convert, nested too deeply
+            raise DealSetError(f"deal set {path}: its rules cannot be read: not JSON ({err})") from None
+        try:
+            stored = Rules.from_dict(rules_data)
+        except RulesError as err:
             raise DealSetError(f"deal set {path}: its rules cannot be read: {err}") from None
         if rules is not None and not stored.same_game(rules):
             raise DealSetError(
@@ -149,15 +155,6 @@ class DealSet:
                 "(edited file, or made by an engine version that deals differently)"
             )
         return result
-
-
-def _reason(err: Exception) -> str:
-    """The first line of zipfile's or NumPy's message for a damaged file, unless it advises loading
-    the file unsafely (NumPy does, for pickled data and long headers): never passed on."""
-    line = str(err).splitlines()[0] if str(err) else type(err).__name__
-    if any(word in line.lower() for word in ("allow_pickle", "unsafe", "trust", "pickle")):
-        return "refused by NumPy's safe loading"
-    return line
 
 
 def _read_arrays(path: Path) -> dict[str, np.ndarray]:

@@ -35,7 +35,7 @@ then raises ``gymnasium.error.UnsupportedMode`` (Stable-Baselines3's ``make_vec_
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import gymnasium
 import numpy as np
@@ -57,32 +57,20 @@ ILLEGAL_MODES = ("raise", "terminate")
 OpponentSpec = Any
 
 
-class _CallableOpponent:
-    """A plain callable ``f(observation, action_mask) -> actions`` as an opponent."""
-
-    def __init__(self, function: Callable[[np.ndarray, np.ndarray], np.ndarray]):
-        self.function = function
-        self.name = getattr(function, "__name__", "function")
-
-    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
-        return np.asarray(self.function(observation, action_mask), dtype=np.int64)
-
-
 def as_opponent(spec: OpponentSpec, seed: int | None, rules: Rules) -> Any:
-    """An opponent from an agent object (used as it is), a callable (wrapped) or a spec string.
+    """An opponent: an agent object as it is, or what ``agents.make`` builds from a spec string or
+    another callable (an agent class or factory, given ``rules=``/``seed=``, or a play function).
 
-    Only spec strings need the agents package, so ``agents.make`` is imported here, when one is
-    given: the environment package imports nothing above it at module level (DESIGN.md section 4).
+    ``agents.make`` is imported here, and only when it is needed: the environment package imports
+    nothing above it at module level (DESIGN.md section 4), and an agent object needs nothing.
     """
-    if isinstance(spec, str):
-        from agents import make  # lazy, for spec strings only: agents sits above hearts_env
-
-        return make(spec, seed=seed, rules=rules)
-    if callable(getattr(spec, "act", None)):
+    if not isinstance(spec, (str, type)) and callable(getattr(spec, "act", None)):
         return spec
-    if callable(spec):
-        return _CallableOpponent(spec)
-    raise TypeError(f"an opponent must be a spec string, an agent or a callable, got {type(spec).__name__}")
+    if not isinstance(spec, str) and not callable(spec):
+        raise TypeError(f"an opponent must be a spec string, an agent or a callable, got {type(spec).__name__}")
+    from agents import make  # lazy: agents sits above hearts_env
+
+    return make(spec, seed=seed, rules=rules)
 
 
 class SeatTables:

@@ -43,7 +43,8 @@ MAX_HANDS = 1000
 
 
 class AgentError(IllegalActionError):
-    """An agent returned an illegal action, or not one action per row; the game is left as it was.
+    """An agent returned an illegal action, actions that are not integers, or not one action per
+    row; the game is left as it was.
 
     ``agent`` is the index of the agent in the list given to :func:`play`.
     """
@@ -95,7 +96,8 @@ def play(
     """Play the games of ``state`` (or only ``games``) in place; returns the decisions made.
 
     See the module docstring for ``agents``, ``seating``, ``until`` and the hooks. An illegal
-    action raises :class:`AgentError` naming the agent, with that step not applied.
+    action, actions that are not integers (a float is never a card id) or not one per row raise
+    :class:`AgentError` naming the agent, with that step not applied.
     """
     if until not in UNTIL:
         raise ValueError(f"until must be one of {', '.join(UNTIL)}, got {until!r}")
@@ -133,6 +135,9 @@ def play(
                 if chosen.shape != (mine.size,):
                     raise AgentError(f"agent {agent_name(agents[index])!r} returned {chosen.shape[0]} actions "
                                      f"for {mine.size} decisions", int(index))
+                if chosen.dtype.kind not in "iu":  # writing 0.7 into `actions` would play card 0
+                    raise AgentError(f"agent {agent_name(agents[index])!r} returned actions of type "
+                                     f"{chosen.dtype}; card ids are integers", int(index))
                 actions[mine] = chosen
             chosen = actions[rows]
             legal = (chosen >= 0) & (chosen < mask.shape[1]) & mask[rows, np.clip(chosen, 0, mask.shape[1] - 1)]

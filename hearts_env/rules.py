@@ -14,20 +14,24 @@ Presets (``Rules.preset(name)``):
 =============  ===========================================================================
 
 Invalid values and combinations raise :class:`RulesError` (a ``ValueError``) naming the field,
-however the value is built (``Rules(...)``, ``create``, ``from_dict``, ``replace``). Types are
-strict: ``"100"`` is not a score and ``"yes"`` not a flag (YAML files and ``--rule KEY=VALUE``
-overrides already give numbers and ``true``/``false`` as such). Written the way ``docs/rules.md``
+however the value is built (``Rules(...)``, ``create``, ``from_dict``, ``resolve``, ``replace``), and
+so does anything given as rules that is not a mapping of options. Types are strict: ``"100"`` is not
+a score and ``"yes"`` not a flag (YAML files and ``--rule KEY=VALUE`` overrides already give numbers
+and ``true``/``false`` as such); a whole number may be written as a float (``target_score: 1e2``),
+as in training configs (:func:`~hearts_env.settings_files.whole_number`). Written the way ``docs/rules.md``
 writes them, ``trump_suit: none`` means no trump and a list may be given as ``left, right``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal, Optional
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
 from . import cards
+from .settings_files import whole_number
 
 PassDirection = Literal["left", "right", "across", "none"]
 MoonScoring = Literal["add_to_others", "subtract_from_self", "shooters_choice", "off"]
@@ -97,10 +101,8 @@ class Rules(BaseModel):
     )
     @classmethod
     def _whole_number(cls, value: Any) -> Any:
-        # pydantic would take "100", 100.0 and True as 100, 100 and 1; NumPy integers are fine.
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-            raise ValueError("must be a whole number")  # noqa: TRY004 (pydantic reports ValueErrors only)
-        return int(value)
+        # pydantic would take "100" and True as 100 and 1; 100.0 (1e2 in a file) and NumPy integers are fine.
+        return whole_number(value)
 
     @field_validator(
         "first_trick_protection", "hearts_must_be_broken", "queen_breaks_hearts", "queen_waits_for_hearts",
@@ -257,10 +259,9 @@ class Rules(BaseModel):
     @classmethod
     def preset(cls, name: str) -> "Rules":
         """One of the named presets: classic, quick, long, two_player."""
-        try:
-            return PRESETS[name]
-        except KeyError:
-            raise RulesError(f"unknown rules preset {name!r}; presets are: {', '.join(PRESETS)}") from None
+        if not isinstance(name, str) or name not in PRESETS:
+            raise RulesError(f"unknown rules preset {name!r:.60}; presets are: {', '.join(PRESETS)}")
+        return PRESETS[name]
 
     @classmethod
     def resolve(cls, value: "Rules | str | dict[str, Any]") -> "Rules":
@@ -269,13 +270,18 @@ class Rules(BaseModel):
             return value
         if isinstance(value, str):
             return cls.preset(value)
-        if isinstance(value, dict):
+        if isinstance(value, Mapping):
             return cls.from_dict(value)
         raise RulesError(f"rules must be a preset name, a mapping of options or a Rules, got {type(value).__name__}")
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Rules":
-        """Rules from a mapping (a config file or a record); ``preset`` may name the base."""
+    def from_dict(cls, data: Mapping[str, Any]) -> "Rules":
+        """Rules from a mapping (a config file or a record); ``preset`` may name the base. Anything
+        else (text, a list, a number: a record from a stranger) is a :class:`RulesError`."""
+        if not isinstance(data, Mapping):
+            raise RulesError(f"rules must be a mapping of options, got {type(data).__name__} {data!r:.60}")
+        if not all(isinstance(key, str) for key in data):
+            raise RulesError(f"rules options are named by text, got {[k for k in data if not isinstance(k, str)]!r:.60}")
         data = dict(data)
         base = data.pop("preset", None)
         if base is not None:

@@ -2,9 +2,15 @@
 
 Both raise the caller's error class with a one-line message that names the file or the override.
 
-Values are read as YAML 1.2 reads them: only ``true``/``false`` (any case) are booleans. PyYAML
+Values are read as YAML 1.2 reads them. Only ``true``/``false`` (any case) are booleans: PyYAML
 follows YAML 1.1, where ``on``/``off``/``yes``/``no`` are booleans too, so ``moon: off`` would
-arrive as ``False`` and no option could be set to the word ``off``.
+arrive as ``False`` and no option could be set to the word ``off``. And a number in exponent
+notation is a float however it is written (``1e6``, ``1e-4``, ``1.0e6``): YAML 1.1 wants a dot and
+a signed exponent (``1.0e+6``), so PyYAML reads ``1e6`` as the string ``"1e6"``.
+
+A whole-number setting (:func:`whole_number`) takes an int or a float that is a whole number, so
+``target_score: 1e2`` and ``total_decisions=1e6`` mean 100 and 1,000,000, in rules and training
+configs alike.
 """
 
 from __future__ import annotations
@@ -13,13 +19,15 @@ import re
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import yaml
 
 _BOOL_TAG = "tag:yaml.org,2002:bool"
+_FLOAT_TAG = "tag:yaml.org,2002:float"
 
 
 class _Loader(yaml.SafeLoader):
-    """``yaml.SafeLoader`` with YAML 1.2 booleans (see the module docstring)."""
+    """``yaml.SafeLoader`` with YAML 1.2 booleans and floats (see the module docstring)."""
 
 
 _Loader.yaml_implicit_resolvers = {
@@ -27,6 +35,36 @@ _Loader.yaml_implicit_resolvers = {
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
 _Loader.add_implicit_resolver(_BOOL_TAG, re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF"))
+# YAML 1.2's exponent forms that YAML 1.1's float pattern misses (no dot, or an unsigned exponent);
+# added after PyYAML's own resolvers, none of which matches a text with an exponent.
+_Loader.add_implicit_resolver(_FLOAT_TAG, re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+$"),
+                              list("-+0123456789."))
+
+#: Words of a library's advice to load a refused file unsafely (torch's ``weights_only=False``,
+#: NumPy's ``allow_pickle=True``): a message carrying them is never passed on.
+_UNSAFE_ADVICE = ("weights_only", "weights only", "allow_pickle", "unsafe", "trust", "can still be loaded", "pickle")
+
+
+def first_line_without_advice(err: BaseException) -> str:
+    """The first line of a library's error about a file from a stranger (its type's name when it
+    has no message), or ``"refused by safe loading"`` when that line advises loading the file
+    unsafely: such advice is never passed on."""
+    text = str(err)
+    line = text.splitlines()[0] if text.strip() else type(err).__name__
+    if any(words in line.lower() for words in _UNSAFE_ADVICE):
+        return "refused by safe loading"
+    return line
+
+
+def whole_number(value: Any) -> int:
+    """A whole-number setting as an int: an int (NumPy's too) or a float that is a whole number
+    (``1e6`` is 1,000,000). Raises ``ValueError("must be a whole number")`` for anything else: a
+    bool, a string (``"100"``), a fraction, infinity or NaN (the caller names the setting)."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        return int(value)
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():  # not inf or nan
+        return int(value)
+    raise ValueError("must be a whole number")
 
 
 def parse_value(text: str) -> Any:

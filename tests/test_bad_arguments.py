@@ -150,9 +150,10 @@ def test_from_deals_bad_arguments():
     "fields, field",
     [
         ({"num_players": 3}, "num_players"),
-        ({"num_players": 4.0}, "num_players"),
+        ({"num_players": 4.5}, "num_players"),
         ({"target_score": "100"}, "target_score"),
-        ({"target_score": 100.0}, "target_score"),
+        ({"target_score": 100.5}, "target_score"),
+        ({"target_score": float("inf")}, "target_score"),
         ({"moon_points": True}, "moon_points"),
         ({"dead_cards": "0"}, "dead_cards"),
         ({"first_trick_protection": "yes"}, "first_trick_protection"),
@@ -219,6 +220,19 @@ def test_true_and_false_stay_booleans_and_yes_no_on_off_stay_text():
         "a": True, "b": False, "c": "off", "d": "yes", "e": None, "f": 3}
     with pytest.raises(RulesError, match="first_trick_protection"):
         load_rules("classic", ["first_trick_protection=yes"])
+
+
+def test_numbers_in_exponent_notation_are_floats_as_in_yaml_1_2(tmp_path):
+    # PyYAML (YAML 1.1) reads 1e6 and 1e-4 as strings: without a dot and a signed exponent.
+    items = ["a=1e6", "b=1e-4", "c=1.0e6", "d=-2.5E-3", "e=.5e1", "f=1.e2", "g=1_000", "h=100", "i=1e", "j=e5",
+             "k='1e6'", "l=1.5"]
+    assert apply_overrides({}, items, RulesError, "x=1") == {
+        "a": 1e6, "b": 1e-4, "c": 1e6, "d": -2.5e-3, "e": 5.0, "f": 100.0, "g": 1000, "h": 100, "i": "1e",
+        "j": "e5", "k": "1e6", "l": 1.5}
+    assert type(apply_overrides({}, ["a=1e6"], RulesError, "x=1")["a"]) is float
+    path = tmp_path / "settings.json"  # JSON files are read by the same loader: 1e2 is a JSON number
+    path.write_text('{"a": 1e2, "b": [1E-4, 2e+3]}')
+    assert read_mapping(path, RulesError, "rules") == {"a": 100.0, "b": [1e-4, 2000.0]}
 
 
 def test_bad_override_value_is_one_line_error():

@@ -154,6 +154,108 @@ def test_checkpoint_with_a_pickled_object_is_refused_without_running_it_or_unsaf
     assert not marker.exists()
 
 
+
+def stored_as(tmp_path: Path, name: str, hidden: list[int], tensor) -> Path:
+    """A checkpoint whose metadata says ``hidden`` and whose weights have exactly the shapes it
+    implies, each made by ``tensor(shape)`` (so they may take far less memory than they claim)."""
+    with torch.device("meta"):
+        shapes = {k: tuple(t.shape) for k, t in PolicyNet(hidden=hidden).state_dict().items()}
+    path = tmp_path / name
+    meta = {"rules": CLASSIC.to_dict(), "obs_version": 1, "obs_dim": 629, "hidden": hidden, "card_scorer": 0}
+    torch.save({"format": "hearts-lab-checkpoint-1", "model": {k: tensor(s) for k, s in shapes.items()},
+                "meta": json.dumps(meta)}, path)
+    return path
+
+
+def test_checkpoint_of_stride_0_weights_is_refused_before_allocating(tmp_path):
+    # torch.zeros(1).expand(H, 629) has the full shape over a one-element storage: the shapes match
+    # the metadata, yet the file is tiny and the network would take 50 GB. Loaded in a child process
+    # limited to 6 GB of address space, as above.
+    path = stored_as(tmp_path, "stride0.pt", [20_000_000], lambda shape: torch.zeros(1).expand(shape))
+    assert path.stat().st_size < 100_000
+    script = (
+        "import resource, sys\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (6 << 30, 6 << 30))\n"
+        "from agents.checkpoint import CheckpointError, load_net\n"
+        "try:\n"
+        "    load_net(sys.argv[1])\n"
+        "except CheckpointError as err:\n"
+        "    print(err)\n"
+        "    sys.exit(3)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", script, str(path)], cwd=ROOT, capture_output=True, text=True,
+                         timeout=300, check=False)
+    assert run.returncode == 3, run.stderr[-3000:]
+    assert_plain_refusal(run.stdout, "not a valid Hearts Lab checkpoint")
+    assert str(path.stat().st_size) in run.stdout
+
+
+def test_checkpoint_whose_weights_share_storage_is_refused(tmp_path):
+    # Each weight a contiguous view of one stored block: every tensor is backed, but together they
+    # claim more than the file holds, so a network of many such layers would be many times the file.
+    block = torch.zeros(256 * 629)
+    path = stored_as(tmp_path, "shared.pt", [256, 256, 256],
+                     lambda shape: block[:int(np.prod(shape))].view(shape))
+    with pytest.raises(CheckpointError) as err:
+        load_net(path)
+    assert_plain_refusal(str(err.value), "not a valid Hearts Lab checkpoint")
+    with pytest.raises(CheckpointError):  # stride 0 at a size this process can afford
+        load_net(stored_as(tmp_path, "small.pt", [8], lambda shape: torch.zeros(1).expand(shape)))
+
+
+def test_real_checkpoints_pass_the_size_checks(tmp_path):
+    for hidden in ([8], [64, 32], [1]):
+        path = save(tmp_path / "real.pt", PolicyNet(hidden=hidden), {"rules": CLASSIC.to_dict()})
+        assert list(load_net(path)[0].hidden) == hidden
+
+
+def rules_payload(tmp_path: Path, rules) -> Path:
+    """A real checkpoint whose metadata's rules are ``rules`` (``...``: no rules at all)."""
+    path = checkpoint(tmp_path, "rules.pt")
+    payload = torch.load(path, weights_only=True)
+    meta = json.loads(payload["meta"])
+    if rules is ...:
+        del meta["rules"]
+    else:
+        meta["rules"] = rules
+    payload["meta"] = json.dumps(meta)
+    torch.save(payload, path)
+    return path
+
+
+UNUSABLE_RULES = {"none": ..., "text": "xy", "list": [1, 2], "pairs": [["target_score", 50]], "null": None,
+                  "preset-list": {"preset": ["classic"]}, "preset-number": {"preset": 5},
+                  "bad-option": {"target_score": "100"}}
+
+
+@pytest.mark.parametrize("rules", UNUSABLE_RULES.values(), ids=UNUSABLE_RULES.keys())
+def test_checkpoint_without_usable_rules_is_refused_whether_or_not_rules_are_asked_for(tmp_path, rules):
+    path = rules_payload(tmp_path, rules)
+    for asked in (None, CLASSIC):
+        with pytest.raises(CheckpointError) as err:
+            load_net(path, asked)
+        assert_plain_refusal(str(err.value), "not a valid Hearts Lab checkpoint")
+        assert "rules" in str(err.value)
+
+
+def test_export_of_a_checkpoint_without_rules_is_one_line(tmp_path, capsys):
+    for module in ("onnx", "onnxscript", "onnxruntime"):
+        pytest.importorskip(module)
+    path = rules_payload(tmp_path, ...)
+    try:
+        code = cli.main(["export", str(path), "--out", str(tmp_path / "out")])
+    except SystemExit as exit_:
+        code = exit_.code
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert_plain_refusal(err, "rules")
+
+
+def test_checkpoint_rules_are_given_back_validated(tmp_path):
+    path = rules_payload(tmp_path, {"preset": "quick"})
+    _, meta = load_net(path)
+    assert Rules.from_dict(meta["rules"]) == Rules.preset("quick")
+
 # ---- deal sets ---------------------------------------------------------------------------------
 
 def deal_arrays(tmp_path: Path, n: int = 4) -> dict[str, np.ndarray]:
@@ -256,6 +358,41 @@ def test_deal_set_with_pickled_objects_is_refused_without_running_them_or_unsafe
     assert not marker.exists()
 
 
+
+@pytest.mark.parametrize("rules_json", ['"xy"', "[1, 2]", "5", "null", '{"preset": ["classic"]}',
+                                        '{"preset": 5}', '{"target_score": "100"}', "{"],
+                         ids=["text", "list", "number", "null", "preset-list", "preset-number", "bad-option", "json"])
+def test_deal_set_whose_rules_are_unusable_is_one_line(tmp_path, capsys, rules_json):
+    arrays = deal_arrays(tmp_path)
+    arrays["rules_json"] = np.array(rules_json)
+    path = write_npz(tmp_path / "rules.npz", arrays)
+    with pytest.raises(DealSetError) as err:
+        DealSet.load(path)
+    assert_plain_refusal(str(err.value), "rules")
+    try:
+        code = cli.main(["arena", "random", "--vs", "random", "--deal-set", str(path), "--no-progress"])
+    except SystemExit as exit_:
+        code = exit_.code
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_one_filter_hides_every_library_advice_to_load_unsafely():
+    from hearts_env.settings_files import first_line_without_advice
+
+    messages = [("Weights only load failed. Re-running `torch.load` with `weights_only` set to `False` will likely "
+                 "succeed, but it can result in arbitrary code execution. Do it only if you trust the source"),
+                "Object arrays cannot be loaded when allow_pickle=False",
+                "Header length 20000 too big; if you trust this file, can still be loaded with allow_pickle=True",
+                "unpickling is unsafe", "pickle.load refused"]
+    for message in messages:
+        line = first_line_without_advice(ValueError(message + "\nsecond line"))
+        assert "\n" not in line and line
+        for words in UNSAFE_ADVICE:
+            assert words not in line.lower(), (message, line)
+    assert first_line_without_advice(ValueError("File is not a zip file\nmore")) == "File is not a zip file"
+    assert first_line_without_advice(EOFError()) == "EOFError"
+
 # ---- game records (hearts replay, hearts play --resume / --deal) -------------------------------
 
 RANDOM_BYTES = np.random.default_rng(1).integers(0, 256, 4096, dtype=np.uint8).tobytes()
@@ -336,6 +473,25 @@ def test_garbage_onnx_model_or_manifest_is_one_line(tmp_path, manifest):
     with pytest.raises(AgentSpecError) as err:
         make(f"onnx:{model}")
     assert_plain_refusal(str(err.value), "garbage")
+
+
+@pytest.mark.parametrize("rules", ["xy", [1, 2], None, {"preset": ["classic"]}, {"target_score": "100"}],
+                         ids=["text", "list", "null", "preset-list", "bad-option"])
+def test_manifest_with_unusable_rules_is_refused(tmp_path, rules):
+    pytest.importorskip("onnxruntime")
+    import shutil
+
+    from agents.onnx_policy import OnnxPolicyAgent, PolicyManifestError
+
+    shipped = ROOT / "agents" / "policies" / "ppo_classic"
+    model = tmp_path / "policy.onnx"
+    shutil.copy(shipped / "policy.onnx", model)
+    manifest = json.loads((shipped / "policy.json").read_text())
+    manifest["rules"] = rules
+    (tmp_path / "policy.json").write_text(json.dumps(manifest))
+    with pytest.raises(PolicyManifestError) as err:
+        OnnxPolicyAgent(model)
+    assert_plain_refusal(str(err.value), "rules")
 
 
 @pytest.mark.parametrize("changes", [{"observation": []}, {"model": "policy.onnx"},

@@ -166,3 +166,41 @@ def test_bad_arguments_are_refused():
         loop.play(state, [Lowest()], [0, 0, 0, 0], until="trick")
     with pytest.raises(ValueError, match="agent indices"):
         loop.play(state, [Lowest()], [0, 1, 0, 0])
+
+
+class Typed:
+    """The lowest legal card plus ``offset``, as an array of ``dtype``."""
+
+    def __init__(self, dtype, offset=0.0, name="typed"):
+        self.dtype, self.offset, self.name = dtype, offset, name
+
+    def act(self, observation, action_mask):
+        return (np.asarray(action_mask, dtype=bool).argmax(axis=1) + self.offset).astype(self.dtype)
+
+
+@pytest.mark.parametrize("dtype, offset", [(np.float64, 0.7), (np.float32, 0.0), (bool, 0), (object, 0)])
+def test_actions_that_are_not_integers_are_refused_not_truncated(dtype, offset):
+    """A float is never a card id (0.7 is not card 0): the step is refused naming the agent."""
+    state = he.init(CLASSIC, 3, seed=4, single_hand=True)
+    seen = []
+    with pytest.raises(loop.AgentError, match=r"agent 'floaty' returned .*integer") as err:
+        loop.play(state, [Lowest(), Typed(dtype, offset, name="floaty")], [0, 1, 0, 1], on_decision=seen.append)
+    assert err.value.agent == 1
+    assert state.history_length.sum() == sum(len(step.games) for step in seen)  # the bad step was not applied
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint64])
+def test_integer_actions_of_any_integer_type_play(dtype):
+    state = he.init(CLASSIC, 3, seed=4, single_hand=True)
+    loop.play(state, [Typed(dtype, 0)], [0, 0, 0, 0])
+    assert state.done.all()
+
+
+def test_a_play_function_returning_floats_is_refused_by_its_name():
+    from agents import make
+
+    def halves(observation, action_mask):
+        return np.asarray(action_mask, dtype=bool).argmax(axis=1) + 0.5
+
+    with pytest.raises(loop.AgentError, match="'halves' returned"):
+        loop.play(he.init(CLASSIC, 2, seed=8), [make(halves)], [0, 0, 0, 0])

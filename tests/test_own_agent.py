@@ -269,3 +269,87 @@ def test_play_builds_opponents_for_the_game_s_rules(capsys):
     assert cli.main(["play", "--no-color", "--opponents", "ppo-two-player", "--seed", "1"]) == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and "two_player" in lines[0] and "classic" in lines[0], lines
+
+
+# ---------------------------------------------------------------------------------------------
+# Which specs run code; objects from Python; what a user file may raise
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("spec, runs_code", [
+    ("my_bots.py:LowestCard", True), (" ./my_bots.py:lowest ", True), ("/abs/path/bots.py:X", True),
+    ("lab_pkg.players:LowestCard", True), ("my_bots:lowest", True),
+    ("hard", False), ("random", False), (" easy ", False), ("ckpt:my_bots.py:LowestCard", False),
+    ("ckpt:runs/x/latest.pt", False), ("onnx:model.onnx", False), ("nonsense", False), ("", False),
+])
+def test_is_code_spec_tells_the_specs_that_run_code(spec, runs_code):
+    """The specs that would import user code (so a spec read from a file must not be one)."""
+    assert agents.is_code_spec(spec) is runs_code
+
+
+def test_is_code_spec_never_loads_anything(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "trap.py").write_text("raise SystemExit('ran')\n")
+    assert agents.is_code_spec("trap.py:X") and agents.is_code_spec("trap:X")
+    assert "trap" not in sys.modules and not any(name.startswith("_hearts_user_trap") for name in sys.modules)
+
+
+def test_a_class_or_factory_object_is_built_as_its_file_spec_would_be(bots):
+    sys.path.insert(0, str(bots.parent))
+    try:
+        import my_bots
+    finally:
+        sys.path.remove(str(bots.parent))
+    seeded = agents.make(my_bots.Seeded, seed=7, rules=CLASSIC)
+    assert type(seeded).__name__ == "Seeded" and seeded.seed == 7 and seeded.rules is CLASSIC
+    from_file = agents.make("my_bots.py:Seeded", seed=7, rules=CLASSIC)
+    assert (type(from_file).__name__, from_file.seed) == (type(seeded).__name__, seeded.seed)
+    assert type(agents.make(my_bots.LowestCard)).__name__ == "LowestCard"
+    _plays_lowest(agents.make(my_bots.LowestCard))
+    assert agents.make(my_bots.seed_only, seed=9).seed == 9  # a factory, as my_bots.py:seed_only
+    function = agents.make(my_bots.lowest)  # a play function stays a FunctionAgent
+    assert isinstance(function, agents.FunctionAgent) and function.name == "lowest"
+    _plays_lowest(function)
+    with pytest.raises(AgentSpecError, match="NeedsDepth.*depth.*rules.*seed"):
+        agents.make(my_bots.NeedsDepth)
+    with pytest.raises(AgentSpecError, match="broken_factory.*out of coffee"):
+        agents.make(my_bots.broken_factory)
+
+
+def test_a_function_agent_leaves_the_actions_type_alone():
+    agent = agents.FunctionAgent(lambda observation, action_mask: np.full(len(observation), 0.7))
+    assert agent.act(np.zeros((2, 5)), _mask(2)).dtype.kind == "f"  # the play loop refuses it, naming the agent
+
+
+@pytest.mark.parametrize("spec", ["interrupt.py:X", "interrupt:X"])
+def test_ctrl_c_while_a_user_file_loads_is_not_swallowed(bots, tmp_path, spec):
+    (tmp_path / "interrupt.py").write_text("raise KeyboardInterrupt\n")
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            agents.make(spec)
+        assert not [name for name in sys.modules if "interrupt" in name]
+    finally:
+        sys.modules.pop("interrupt", None)
+
+
+def test_a_user_file_or_factory_that_exits_is_one_line(bots, tmp_path):
+    (tmp_path / "quits.py").write_text(
+        "import sys\n\ndef factory():\n    sys.exit('no agents today')\n\nclass Exits:\n"
+        "    def __init__(self, seed=None):\n        raise SystemExit(3)\n")
+    (tmp_path / "quits_on_load.py").write_text("import sys\nsys.exit('bye')\n")
+    for spec, words in [("quits.py:factory", ["factory()", "SystemExit", "no agents today"]),
+                        ("quits.py:Exits", ["Exits()", "SystemExit", "3"]),
+                        ("quits_on_load.py:X", ["quits_on_load.py", "SystemExit", "bye"])]:
+        with pytest.raises(AgentSpecError) as info:
+            agents.make(spec, seed=0)
+        message = str(info.value)
+        assert len(message.splitlines()) == 1 and all(word in message for word in words), message
+
+
+def test_the_readme_says_the_file_is_imported_and_its_main_block_does_not_run(bots, tmp_path):
+    section = (ROOT / "README.md").read_text(encoding="utf-8").split("### Bring your own agent", 1)[1]
+    section = " ".join(section.split("\n## ", 1)[0].split())
+    assert "imports your file" in section and "as `python` would" not in section
+    assert '`if __name__ == "__main__":`' in section and "does not run" in section
+    (tmp_path / "scripted.py").write_text(BOTS + "\nif __name__ == '__main__':\n    raise SystemExit('ran as a script')\n")
+    _plays_lowest(agents.make("scripted.py:LowestCard"))

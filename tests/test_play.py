@@ -329,3 +329,73 @@ def test_replay_of_arena_records_checks_scores(tmp_path):
     path.write_text("\n".join([lines[0], json.dumps(game)]) + "\n")
     status, out = replay(path)
     assert status == 2 and "not what the seed deals" in out
+
+
+# ---------------------------------------------------------------------------------------------
+# Files from elsewhere: a record never runs code, a --deal file is read as the project reads files
+# ---------------------------------------------------------------------------------------------
+
+MARKING_BOT = (
+    "from pathlib import Path\n"
+    "Path(__file__).with_name('ran').write_text('imported')\n\n"
+    "class Bot:\n"
+    "    def act(self, observation, action_mask):\n"
+    "        return action_mask.argmax(axis=1)\n"
+)
+
+
+def _saved_record(tmp_path: Path, specs: list[str]) -> Path:
+    from hearts_app.terminal import records
+    from hearts_app.terminal.match import Match
+    from hearts_env import Rules
+
+    return records.save(tmp_path / "game.jsonl", Match.new(Rules.preset("classic"), 3), specs)
+
+
+@pytest.mark.parametrize("spec", ["evil.py:Bot", "evil:Bot"])
+def test_resume_refuses_user_code_named_by_a_record(tmp_path, monkeypatch, capsys, spec):
+    """A record comes from anywhere: its specs may name agents and model files, never code to run."""
+    from hearts_app import cli
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "evil.py").write_text(MARKING_BOT)
+    path = _saved_record(tmp_path, ["human", "random", spec, "hard"])
+    assert cli.main(["play", "--no-color", "--resume", str(path)]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"hearts play: error: {path}: "), lines
+    assert repr(spec) in lines[0] and "--opponents" in lines[0], lines
+    assert not (tmp_path / "ran").exists() and "evil" not in sys.modules
+
+
+def test_resume_runs_user_code_the_user_names_with_opponents(tmp_path):
+    (tmp_path / "evil.py").write_text(MARKING_BOT)
+    path = _saved_record(tmp_path, ["human", "random", "evil.py:Bot", "hard"])
+    p = Player(tmp_path, "--resume", str(path), "--opponents", "random,evil.py:Bot,hard", "--hands", "1")
+    try:
+        assert p.prompt()[0] == "pass"
+        assert (tmp_path / "ran").read_text() == "imported"
+    finally:
+        p.child.close(force=True)
+
+
+@pytest.mark.parametrize("content, words", [
+    ("hand_number: 1.7\n", ["hand_number", "1.7"]),
+    ("hand_number: '3'\n", ["hand_number", "'3'"]),
+    ("hand_number: yes\n", ["hand_number", "'yes'"]),  # YAML 1.2: a word, not True (= hand 1)
+    ("hand_number: true\n", ["hand_number", "True"]),
+    ("hand_number: 3\nscores: [1.5, 0, 0, 0]\n", ["scores", "1.5"]),
+    ("hand_number: 3\nscores: [off, 0, 0, 0]\n", ["scores", "'off'"]),  # YAML 1.2: not False (= 0)
+    ("hand_number: 3\nscores: [true, 0, 0, 0]\n", ["scores", "True"]),
+    ("hand_number: 3\nscores: 5\n", ["scores", "5"]),
+])
+def test_a_deal_file_with_a_non_integer_hand_number_or_score_is_one_line(tmp_path, monkeypatch, capsys, content,
+                                                                         words):
+    from hearts_app import cli
+
+    monkeypatch.chdir(tmp_path)  # (a game that started by mistake saves its record here)
+    path = tmp_path / "deal.yaml"
+    path.write_text(content + "hands:\n  - " + " ".join(MOON_HAND) + "\n")
+    assert cli.main(["play", "--no-color", "--opponents", "random", "--deal", str(path)]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"hearts play: error: --deal {path}: "), lines
+    assert all(word in lines[0] for word in words), lines

@@ -110,3 +110,43 @@ def test_same_game_ignores_only_the_name():
     assert not other.same_game(classic) and not classic.same_game(other)
     assert classic.differences(other) == "moon: 'add_to_others' vs 'subtract_from_self'"
     assert not classic.same_game("quick")  # target_score differs
+
+
+@pytest.mark.parametrize("value", ["xy", [1, 2], [("target_score", 50)], 5, None, 2.5],
+                         ids=["text", "list", "pairs", "number", "null", "float"])
+def test_from_dict_refuses_what_is_not_a_mapping(value):
+    with pytest.raises(RulesError, match="mapping"):
+        Rules.from_dict(value)
+
+
+@pytest.mark.parametrize("data", [{"preset": ["classic"]}, {"preset": 5}, {"preset": {"name": "x"}}, {"preset": True}],
+                         ids=["list", "number", "mapping", "bool"])
+def test_a_preset_that_is_not_a_name_is_a_rules_error(data):
+    with pytest.raises(RulesError, match="preset"):
+        Rules.from_dict(data)
+    with pytest.raises(RulesError, match="preset"):
+        Rules.resolve(data)
+
+
+def test_option_names_must_be_text():
+    with pytest.raises(RulesError, match="option"):
+        Rules.from_dict({1: 2})
+
+
+def test_whole_number_floats_from_settings_are_whole_numbers(tmp_path):
+    for value in ("1e2", "1.0e2", "100.0", "1E+2"):
+        rules = load_rules("classic", [f"target_score={value}"])
+        assert rules.target_score == 100 and type(rules.target_score) is int
+    path = tmp_path / "r.yaml"
+    path.write_text("preset: classic\ntarget_score: 1.5e2\nmoon_points: 2.6e1\n")
+    assert (load_rules(str(path)).target_score, load_rules(str(path)).moon_points) == (150, 26)
+    assert Rules(num_players=2.0, deck="short28", dead_cards=2.0, pass_cycle=["none"],
+                 opening_lead=["2C", "4C", "6C"]).num_players == 2
+
+
+@pytest.mark.parametrize("override", ["target_score=100.5", "target_score=1.005e2", "target_score='100'",
+                                      "target_score=true", "target_score=.inf", "target_score=.nan",
+                                      "pass_count=2.5"])
+def test_other_numbers_stay_refused_naming_the_option(override):
+    with pytest.raises(RulesError, match=override.split("=")[0]):
+        load_rules("classic", [override])

@@ -144,6 +144,32 @@ def test_an_opponents_illegal_card_is_its_own_error_not_the_learners():
         env.step(0)
 
 
+
+def test_an_opponent_returning_floats_is_refused_not_truncated():
+    def nearly(observation, action_mask):  # 0.7 is no card: it must not be played as card 0
+        return action_mask.argmax(axis=1) + 0.7
+
+    env = HeartsSeatEnv(opponents=nearly)
+    env.reset(seed=0, options={"deal": BY_SUIT, "hand_number": 3})  # no pass: seat 0 leads the 2C
+    with pytest.raises(AgentError, match="'nearly' returned .*integer"):
+        env.step(0)
+
+
+def test_an_opponent_class_is_built_as_agents_make_builds_it():
+    class Lowest:  # an agent class, given rules= and seed= as agents.make gives them
+        def __init__(self, rules=None, seed=None):
+            self.rules, self.seed = rules, seed
+
+        def act(self, observation, action_mask):
+            return action_mask.argmax(axis=1)
+
+    env = HeartsSeatEnv(opponents=Lowest)
+    assert all(type(o) is Lowest and o.rules is env.rules for o in env.tables.opponents.values())
+    env.reset(seed=5, options={"deal": BY_SUIT, "hand_number": 3})
+    assert sorted(o.seed for o in env.tables.opponents.values()) == [5 * 7919, 5 * 7919 + 1, 5 * 7919 + 2]
+    env.step(0)
+
+
 # ---- actions: integer card ids only --------------------------------------------------------------
 
 @pytest.mark.parametrize("illegal_action", ["raise", "terminate"])

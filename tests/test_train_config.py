@@ -100,6 +100,7 @@ def test_the_example_of_the_help_works_and_python_floats_too(capsys, tmp_path):
     ("league.snapshot_every=2.5", "league.snapshot_every"), ("imitation.epochs=false", "imitation.epochs"),
     ("league.bots={easy: 'x'}", "league.bots"), ("run_name=7", "run_name"), ("total_decisions=inf", "total_decisions"),
     ("eval_opponents=easy", "eval_opponents"),
+    ("learning_rate='1e-4'", "learning_rate"), ("total_decisions='1e6'", "total_decisions"),  # quoted: text
 ])
 def test_wrong_types_are_refused_naming_the_setting(override, field):
     with pytest.raises(ConfigError, match=field.replace(".", r"\.")):

@@ -9,14 +9,13 @@ the shipped configs (``configs/*.yaml``), rather than silently starting a defaul
 Types are strict, so a mistake is refused by name rather than converted:
 
 * a whole-number setting takes an int, or a float that is a whole number (``1e6`` is 1,000,000;
-  ``1.5`` is refused); never a bool (``seed: true``) or a string (``seed: "1"``);
+  ``1.5`` is refused); never a bool (``seed: true``) or a string (``seed: "1"``), as rules options
+  (:func:`hearts_env.settings_files.whole_number`, shared with them);
 * a number setting takes an int or a float, never a bool or a string;
 * a flag takes ``true``/``false`` only; text settings take strings only.
 
-One exception, because of YAML: PyYAML reads a number in exponent notation such as ``1e6`` or
-``3e-4`` (YAML 1.1 wants a dot and a signed exponent, ``1.0e+6``) as the *string* ``"1e6"``. So a
-number setting also takes a string that is a plain decimal number with an exponent (``1e6``,
-``-2.5E-3``), read as that number. Other strings stay refused: a quoted ``"100"`` is text on purpose.
+Files and overrides are read YAML 1.2 style (:mod:`hearts_env.settings_files`), so ``1e6`` and
+``3e-4`` are numbers there; a quoted ``"1e6"`` or ``"100"`` is text on purpose, and refused.
 
 Every agent spec (``eval_opponents``, ``imitation.teacher``, ``league.bots``) is checked by
 :func:`check_agents`, which builds it with :func:`agents.make` for the run's rules, before a run does
@@ -35,7 +34,7 @@ from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, ValidationE
 
 from agents import AgentSpecError, make
 from hearts_env.rules import Rules, RulesError
-from hearts_env.settings_files import apply_overrides, read_mapping
+from hearts_env.settings_files import apply_overrides, read_mapping, whole_number
 
 
 #: Rewards and value targets are penalty points / 26 (a hand's points without a moon), so they stay near [-1, 0].
@@ -43,9 +42,6 @@ REWARD_SCALE = 1.0 / 26.0
 
 #: The shipped training configs: ``configs/*.yaml`` of the project (rules files live in configs/rules/).
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
-
-#: A decimal number with an exponent, as PyYAML leaves it: a string (see the module docstring).
-_EXPONENT_NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+")
 
 #: What ``run_name`` may be: one folder name, no path (letters, digits, ``.``, ``_``, ``-``;
 #: starting with a letter or digit, so never ``.``, ``..``, a hidden folder or an option-like ``-x``).
@@ -56,11 +52,9 @@ class ConfigError(ValueError):
     """A training config that cannot be used; the message names the key."""
 
 
-def _exponent_string(value: Any) -> Any:
-    """``"1e6"`` as the float PyYAML should have read (NumPy numbers as Python's); any other value
-    unchanged."""
-    if isinstance(value, str) and _EXPONENT_NUMBER.fullmatch(value.strip()):
-        return float(value)
+def _number(value: Any) -> Any:
+    """A number setting: NumPy's numbers as Python's (strict mode refuses them); any other value
+    unchanged, for strict mode to judge."""
     if isinstance(value, np.integer):  # np.bool_ is no np.integer: it stays refused
         return int(value)
     if isinstance(value, np.floating):
@@ -68,25 +62,22 @@ def _exponent_string(value: Any) -> Any:
     return value
 
 
-def _whole(value: Any) -> Any:
-    """An int setting: a whole-number float (``1e6``, ``1000000.0``) becomes its int; strict mode
-    refuses everything else that is not an int (bools, other strings)."""
-    value = _exponent_string(value)
-    if isinstance(value, float):
-        if not value.is_integer():  # also inf and nan
-            raise ValueError(f"must be a whole number, got {value!r}")
-        return int(value)
-    return value
+def _whole(value: Any) -> int:
+    """An int setting: an int, or a float that is a whole number (``1e6``, ``1000000.0``)."""
+    try:
+        return whole_number(value)
+    except ValueError as err:
+        raise ValueError(f"{err}, got {value!r}") from None
 
 
 #: Strict int and float settings (the model is strict; these admit the forms described above).
 Int = Annotated[int, BeforeValidator(_whole)]
-Float = Annotated[float, BeforeValidator(_exponent_string)]
+Float = Annotated[float, BeforeValidator(_number)]
 
 
 class _Strict(BaseModel):
     # strict: no silent conversion ("1" -> 1, true -> 1, "yes" -> True); Int/Float above admit whole
-    # numbers written as floats and YAML's exponent strings.
+    # numbers written as floats and NumPy's numbers.
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 

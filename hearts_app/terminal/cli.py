@@ -16,6 +16,7 @@ import numpy as np
 import yaml
 
 from hearts_env.rules import PRESETS, RulesError
+from hearts_env.settings_files import parse_value
 
 DEFAULT_OPPONENT = "hard"
 
@@ -93,6 +94,8 @@ def cmd_play(args: argparse.Namespace) -> int:
                 specs = _opponent_specs(args.opponents, match.num_players)
             elif len(specs) != match.num_players - 1:
                 raise PlayError(f"{args.resume}: the record names no opponents; give --opponents")
+            else:
+                _refuse_code_from_record(args.resume, specs)
             save_path = Path(args.save or args.resume)
         else:
             match = _new_match(args)
@@ -124,8 +127,8 @@ def _new_match(args: argparse.Namespace):
     if not args.deal:
         return Match.new(rules, seed)
     path = Path(args.deal)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    try:  # read as every settings file is read (YAML 1.2: `off` is a word, not False)
+        data = parse_value(path.read_text(encoding="utf-8"))
     except OSError as err:
         raise PlayError(f"--deal {path}: cannot read it ({err.strerror or err})") from None
     except UnicodeDecodeError as err:  # a binary file, or text in another encoding (latin-1, ...)
@@ -139,10 +142,27 @@ def _new_match(args: argparse.Namespace):
     unknown = set(data) - {"hands", "hand_number", "scores"}
     if unknown:
         raise PlayError(f"--deal {path}: unknown key(s) {sorted(unknown)}; keys: hands, hand_number, scores")
+    hand_number, scores = data.get("hand_number", 0), data.get("scores")
+    if not _is_int(hand_number):
+        raise PlayError(f"--deal {path}: hand_number must be a whole number (0 for the first hand), "
+                        f"got {_shown(hand_number)}")
+    if scores is not None and not (isinstance(scores, list) and all(_is_int(score) for score in scores)):
+        raise PlayError(f"--deal {path}: scores must be a list of whole numbers, one per seat, got {_shown(scores)}")
     try:
-        return Match.new(rules, seed, int(data.get("hand_number", 0)), data["hands"], data.get("scores"))
+        return Match.new(rules, seed, hand_number, data["hands"], scores)
     except (ValueError, TypeError) as err:
         raise PlayError(f"--deal {path}: {err}") from None
+
+
+def _is_int(value) -> bool:
+    """A whole number as the file wrote it: not a bool, not a float (1.7 or 2.0), not text ("3")."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _shown(value, limit: int = 60) -> str:
+    """A value from a file, for a one-line message (cut short)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def _opponent_specs(text: str, num_players: int) -> list[str]:
@@ -156,6 +176,17 @@ def _opponent_specs(text: str, num_players: int) -> list[str]:
             f"--opponents {text!r}: this game has {num_players - 1} opponent(s); give that many specs or one"
         )
     return specs
+
+
+def _refuse_code_from_record(path: str, specs: list[str]) -> None:
+    """A record comes from anywhere: the specs in it may name agents and model files (``ckpt:``,
+    ``onnx:``, only ever read as data), never code to run. The user's own --opponents may."""
+    from agents import is_code_spec
+
+    code = next((spec for spec in specs if is_code_spec(spec)), None)
+    if code is not None:
+        raise PlayError(f"{path}: the record names user code as an opponent ({code!r}), which a record cannot "
+                        f"run; to run it, pass the opponents yourself with --opponents")
 
 
 def _agent_seed(seed: int, seat: int, actions_so_far: int) -> int:
