@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# What the export tests need beyond Python (tests/test_export.py): Debian's chromium for the
-# browser check, and the JavaScript client's npm packages (clients/js/setup.sh). Node.js 20 and
-# npm come with the machine. Safe to re-run: installs only what is missing.
+# What the browser tests need beyond Python: Debian's chromium (the export parity check in
+# tests/test_export.py and the web game in tests/test_serve_browser.py, which Playwright drives
+# without downloading a browser), and the JavaScript client's npm packages (clients/js/setup.sh).
+# Node.js 20 and npm come with the machine. Safe to re-run: installs only what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! command -v chromium >/dev/null 2>&1; then

@@ -27,7 +27,7 @@ from rich.text import Text
 from hearts_env import cards, engine
 
 from . import records, screen
-from .match import Event, HandStarted, Match
+from .match import Event, HandStarted, Match, why_not
 
 HUMAN = 0
 EOF_LIMIT = 3
@@ -94,28 +94,10 @@ def parse_choice(
         raise InputError("play one card at a time")
     card = chosen[0]
     if card not in legal:
-        reason = _why_not(card, legal, match) if match is not None else ""
-        raise InputError(f"{cards.card_symbol_text(card)} cannot be played now{reason}")
+        reason = why_not(match, card, legal) if match is not None else ""
+        because = f": {reason}" if reason else ""
+        raise InputError(f"{cards.card_symbol_text(card)} cannot be played now{because}")
     return chosen
-
-
-def _why_not(card: int, legal: Sequence[int], match: Match) -> str:
-    """A hint at the rule that forbids ``card`` (the engine decided; this only explains)."""
-    trick = match.trick()
-    if trick:
-        led = cards.suit_of(trick[0][1])
-        if cards.suit_of(card) != led and all(cards.suit_of(c) == led for c in legal):
-            return f": you must follow suit ({cards.SUIT_SYMBOLS[led]})"
-        if match.trick_number == 0 and card in cards.cards_of(match.rules.point_bits):
-            return ": no hearts and no Q♠ on the first trick"
-        return ""
-    if match.trick_number == 0 and len(legal) == 1:
-        return f": {cards.card_symbol_text(legal[0])} opens the first trick"
-    if cards.suit_of(card) == cards.HEARTS and not match.hearts_broken:
-        return ": hearts are not broken yet"
-    if card == cards.QUEEN_OF_SPADES and match.rules.queen_waits_for_hearts and not match.hearts_broken:
-        return ": Q♠ may not be led before hearts are broken"
-    return ""
 
 
 class HumanGame:

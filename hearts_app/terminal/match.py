@@ -429,6 +429,41 @@ class Match:
         }
 
 
+def why_not(match: Match, card: int, legal: Sequence[int] | None = None) -> str:
+    """The rule that forbids the seat to act to take ``card`` now, in words ("" when none is known).
+
+    The engine decides what is legal; this only explains a refusal (the terminal game and the web
+    server both say it): a card the seat does not hold, one already chosen to pass, the suit to
+    follow, the first trick's restrictions, hearts (or Q♠) not yet broken.
+    """
+    legal = match.legal() if legal is None else list(legal)
+    if match.over:
+        return "the game is over"
+    seat = match.to_act
+    if card not in match.hand(seat):
+        return f"you do not hold {cards.card_symbol_text(card)}"
+    if match.passing:
+        if card in match.chosen_to_pass(seat):
+            return f"you already chose {cards.card_symbol_text(card)} to pass"
+        return ""
+    trick = match.trick()
+    if trick:
+        led = cards.suit_of(trick[0][1])
+        if cards.suit_of(card) != led and all(cards.suit_of(c) == led for c in legal):
+            return f"you must follow suit ({cards.SUIT_SYMBOLS[led]})"
+        if (match.trick_number == 0 and match.rules.first_trick_protection
+                and card in cards.cards_of(match.rules.point_bits)):
+            return "no hearts and no Q♠ on the first trick"
+        return ""
+    if match.trick_number == 0 and len(legal) == 1:
+        return f"{cards.card_symbol_text(legal[0])} opens the first trick"
+    if cards.suit_of(card) == cards.HEARTS and not match.hearts_broken:
+        return "hearts are not broken yet"
+    if card == cards.QUEEN_OF_SPADES and match.rules.queen_waits_for_hearts and not match.hearts_broken:
+        return "Q♠ may not be led before hearts are broken"
+    return ""
+
+
 def complete_deal(
     rules: Rules, hands: Sequence[Sequence[str | int] | None], seed: int
 ) -> list[list[int]]:

@@ -1,0 +1,14 @@
+"""``hearts serve``: Hearts in the browser against the project's agents, and agents as a web service.
+
+A FastAPI application (``app.create_app``) served by uvicorn (``hearts_app.serve_cli``):
+
+* ``games``: web games, each a :class:`hearts_app.terminal.match.Match` (the one engine) with its
+  opponents' agents (``agents.make``), played on through ``Match.play_agents`` (the shared play
+  loop), saved as a play record after every change and resumed from it after a restart;
+* ``view``: what the human (seat 0) may see of a game, as JSON: a whitelist, never another hand;
+* ``bots``: the bots-as-a-service endpoints (``/api/v1/agents``, ``/api/v1/act`` on seat records);
+* ``static/``: the page (no build step, nothing from a CDN);
+* ``loadtest``: ``python -m hearts_app.serve.loadtest``, requests/s and latency of the API.
+
+User documentation: ``docs/serve.md``.
+"""

@@ -1,0 +1,268 @@
+"""The web application: ``create_app(offered, games_dir)`` returns the FastAPI app ``hearts serve`` runs.
+
+Routes (``docs/serve.md`` has them with examples; OpenAPI at ``/docs`` and ``/openapi.json``):
+
+* ``GET /`` the page (``static/index.html``), ``/static/...`` its files;
+* ``GET /api/v1/options`` presets, options and their choices, the offered agents;
+* ``POST /api/v1/games``, ``GET /api/v1/games/{id}``, ``POST /api/v1/games/{id}/play``,
+  ``GET /api/v1/games/{id}/record``: the games (``games.GameStore``; views from ``view``);
+* ``GET /api/v1/agents``, ``POST /api/v1/act``: bots as a service (``bots``).
+
+Errors are JSON ``{"detail": "one line"}`` (a refused card adds ``"legal"``): 404 an unknown game,
+409 a card that may not be played now (or not your turn, or the game over), 413 a body over
+64 KiB, 422 anything malformed or not allowed in a request.
+"""
+
+from __future__ import annotations
+
+import typing
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+
+import hearts_env
+from hearts_env import cards
+from hearts_env.rules import PRESETS, Rules
+
+from . import bots as bots_module
+from .bots import MAX_BODY, BotError, Bots
+from .games import GameError, GameStore, default_opponents
+
+STATIC_DIR = Path(__file__).parent / "static"
+
+#: The choices the page offers for each option (any value ``Rules`` accepts is taken by the API).
+PASS_CYCLES = [["left", "right", "across", "none"], ["left", "right", "none"], ["left"], ["right"], ["across"],
+               ["none"]]
+TARGET_SCORES = [50, 100, 150]
+
+
+def option_choices() -> dict[str, list]:
+    """Each option the page sets, with its choices (the real ``Rules`` field names and values)."""
+    flags = ("first_trick_protection", "hearts_must_be_broken", "queen_breaks_hearts", "queen_waits_for_hearts",
+             "jack_of_diamonds_bonus")
+    moon = list(typing.get_args(Rules.model_fields["moon"].annotation))
+    return {"pass_cycle": PASS_CYCLES, "target_score": TARGET_SCORES, "moon": moon,
+            **{flag: [True, False] for flag in flags}}
+
+
+# ---------------------------------------------------------------------------------------------
+# Request bodies
+# ---------------------------------------------------------------------------------------------
+
+
+class NewGame(BaseModel):
+    """A new game: the preset, option overrides (``Rules`` field names), the opponents' agent specs
+    (one per other seat, each offered by the server; omitted: easy, normal, hard) and the deals' seed."""
+
+    model_config = ConfigDict(extra="forbid")
+    preset: StrictStr = Field("classic", examples=["classic"])
+    rules: dict[str, Any] = Field(default_factory=dict, examples=[{"moon": "subtract_from_self"}])
+    opponents: list[StrictStr] | None = Field(None, examples=[["easy", "normal", "hard"]], max_length=8)
+    seed: StrictInt | None = Field(None, ge=0, le=2**63 - 1, examples=[7])
+
+
+class Play(BaseModel):
+    """The card you play, or pick to pass: text such as ``"QS"``, ``"TH"`` (also ``10h``, ``q♠``)."""
+
+    model_config = ConfigDict(extra="forbid")
+    card: StrictStr = Field(..., max_length=8, examples=["QS"])
+
+
+class Act(BaseModel):
+    """An offered agent's spec and a seat record (``docs/export.md``)."""
+
+    model_config = ConfigDict(extra="forbid")
+    agent: StrictStr = Field(..., max_length=200, examples=["hard"])
+    record: dict[str, Any]
+
+
+# ---------------------------------------------------------------------------------------------
+# A bound on the request body, before anything parses it
+# ---------------------------------------------------------------------------------------------
+
+
+class BodyLimit:
+    """ASGI middleware: a request body over ``limit`` bytes gets 413 before the app sees it (the
+    declared Content-Length, then the bytes actually received, so a chunked body is bounded too)."""
+
+    def __init__(self, app, limit: int = MAX_BODY):
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or scope["method"] in ("GET", "HEAD", "OPTIONS"):
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope["headers"]).get(b"content-length")
+        if declared is not None:
+            try:
+                size = int(declared)
+            except ValueError:
+                await self._refuse(scope, receive, send, 400, "Content-Length is not a number")
+                return
+            if size > self.limit:
+                await self._refuse(scope, receive, send, 413, self._too_large(size))
+                return
+        body, more = bytearray(), True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":  # the client went away
+                return
+            body += message.get("body", b"")
+            if len(body) > self.limit:
+                await self._refuse(scope, receive, send, 413, self._too_large(None))
+                return
+            more = message.get("more_body", False)
+        replayed = False
+
+        async def replay():
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": bytes(body), "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+    def _too_large(self, size: int | None) -> str:
+        got = f" ({size:,} bytes)" if size is not None else ""
+        return f"the request body is too large{got}; at most {self.limit:,} bytes"
+
+    async def _refuse(self, scope, receive, send, status: int, detail: str) -> None:
+        response = JSONResponse({"detail": detail}, status_code=status, headers={"Connection": "close"})
+        await response(scope, receive, send)
+
+
+def _validation_detail(err: RequestValidationError) -> str:
+    """pydantic's list of errors as one line: ``field: problem; ...``."""
+    parts = []
+    for problem in err.errors():
+        loc = [str(p) for p in problem.get("loc", ()) if p != "body"]
+        if problem.get("type") == "json_invalid":
+            parts.append(f"the body is not valid JSON ({problem.get('ctx', {}).get('error', 'parse error')})")
+            continue
+        message = problem.get("msg", "invalid")
+        if problem.get("type") == "missing" and not loc:
+            message = "the body must be a JSON object"
+        parts.append(f"{'.'.join(loc)}: {message}" if loc else message)
+    line = "; ".join(parts) or "invalid request"
+    return line if len(line) <= 500 else line[:497] + "..."
+
+
+# ---------------------------------------------------------------------------------------------
+# The app
+# ---------------------------------------------------------------------------------------------
+
+
+def create_app(offered: Sequence[str], games_dir: str | Path, seed: int | None = None) -> FastAPI:
+    """The web app over ``offered`` agent specs (the only ones a request may name) and the games
+    saved in ``games_dir``; ``seed`` makes the seeds of games created without one reproducible.
+    Raises ``agents.AgentSpecError`` for an offered spec that cannot be made."""
+    offered = list(dict.fromkeys(offered))
+    if not offered:
+        raise ValueError("no agents offered")
+    info = bots_module.describe(offered)
+    store = GameStore(offered, games_dir, seed=seed)
+    bots = Bots(offered, info)
+    app = FastAPI(
+        title="Hearts Lab", version=hearts_env.__version__,
+        description="Hearts against the Hearts Lab agents, and the agents as a service. See docs/serve.md.",
+    )
+    app.state.store, app.state.bots = store, bots
+    app.add_middleware(BodyLimit, limit=MAX_BODY)
+
+    @app.exception_handler(GameError)
+    def _game_error(request: Request, err: GameError):
+        body: dict[str, Any] = {"detail": err.detail}
+        if err.legal is not None:
+            body["legal"] = list(err.legal)
+        return JSONResponse(body, status_code=err.status)
+
+    @app.exception_handler(BotError)
+    def _bot_error(request: Request, err: BotError):
+        return JSONResponse({"detail": err.detail}, status_code=err.status)
+
+    @app.exception_handler(RequestValidationError)
+    def _invalid(request: Request, err: RequestValidationError):
+        return JSONResponse({"detail": _validation_detail(err)}, status_code=422)
+
+    # ---- the page ------------------------------------------------------------------------------
+
+    app.mount("/static", StaticFiles(directory=STATIC_DIR, check_dir=False), name="static")
+
+    @app.get("/", include_in_schema=False)
+    def index():
+        page = STATIC_DIR / "index.html"
+        if page.is_file():
+            return FileResponse(page, media_type="text/html")
+        return HTMLResponse("<!doctype html><title>Hearts Lab</title><p>The page is not installed; "
+                            "the API is at <a href='/docs'>/docs</a>.</p>")
+
+    # ---- games ---------------------------------------------------------------------------------
+
+    by_preset = {name: [s for s in offered if name in info[s].presets] for name in PRESETS}
+
+    @app.get("/api/v1/options", tags=["games"])
+    def options() -> dict[str, Any]:
+        """Presets (with their rules), the options the page offers and the offered agents."""
+        return {
+            "presets": list(PRESETS),
+            "preset_rules": {name: rules.to_dict() for name, rules in PRESETS.items()},
+            "options": option_choices(),
+            "agents": offered,
+            "agents_by_preset": by_preset,
+            "default_opponents": default_opponents(offered),
+        }
+
+    @app.post("/api/v1/games", status_code=201, tags=["games"])
+    def create_game(body: NewGame) -> dict[str, Any]:
+        """A new game; the opponents play up to your first decision. Returns the game's view."""
+        return store.create(body.preset, body.rules, body.opponents, body.seed)
+
+    @app.get("/api/v1/games/{game_id}", tags=["games"])
+    def get_game(game_id: str) -> dict[str, Any]:
+        """The game as you see it (after a restart, loaded from its record)."""
+        return store.view(game_id)
+
+    @app.post("/api/v1/games/{game_id}/play", tags=["games"])
+    def play(game_id: str, body: Play) -> dict[str, Any]:
+        """Play a card (or pick one to pass); the opponents play up to your next decision."""
+        try:
+            card = cards.parse_card(body.card)
+        except ValueError as err:
+            raise GameError(422, f"card: {err}") from None
+        return store.play(game_id, card)
+
+    @app.get("/api/v1/games/{game_id}/record", tags=["games"])
+    def record(game_id: str):
+        """The game's record (JSON lines; ``hearts replay FILE``), once the game is over."""
+        with store.locked(game_id) as game:
+            if not game.match.over:
+                raise GameError(409, "the record is available when the game is over: it shows every "
+                                     "hand as dealt (the seed deals them all)")
+            text = game.path.read_text(encoding="utf-8")
+        return _attachment(text, f"hearts-game-{game_id}.jsonl")
+
+    # ---- bots as a service ---------------------------------------------------------------------
+
+    @app.get("/api/v1/agents", tags=["bots"])
+    def list_agents() -> dict[str, Any]:
+        """The offered agents: the rules each plays, whether it reports probabilities."""
+        return bots.agents()
+
+    @app.post("/api/v1/act", tags=["bots"])
+    def act(body: Act) -> dict[str, Any]:
+        """The card an offered agent plays at a seat record's decision (docs/export.md)."""
+        return bots.act(body.agent, body.record)
+
+    return app
+
+
+def _attachment(text: str, filename: str) -> Response:
+    return Response(text, media_type="application/x-ndjson",
+                    headers={"Content-Disposition": f'attachment; filename="{filename}"'})

@@ -1,0 +1,499 @@
+"""``hearts serve``: the game API, the bots API, persistence and what the page may see.
+
+Skipped where the serve extra (FastAPI; httpx for its test client) is not installed.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("httpx")
+
+from fastapi.testclient import TestClient
+
+from eval.golden import invalid_records
+from hearts_app.serve.app import create_app
+from hearts_app.terminal import records
+from hearts_app.terminal.match import Match
+from hearts_env import cards, seat_record
+from hearts_env.rules import PRESETS, Rules
+
+FAST = ["random", "easy", "normal", "hard"]
+VIEW_KEYS = {"id", "rules", "players", "phase", "hand_number", "to_act", "your_turn", "hand", "legal", "pass",
+             "received", "trick", "last_trick", "hearts_broken", "scores", "hand_points", "events", "game_over"}
+
+
+@pytest.fixture(scope="module")
+def games_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("games")
+
+
+@pytest.fixture(scope="module")
+def app(games_dir):
+    return create_app(FAST, games_dir, seed=1)
+
+
+@pytest.fixture(scope="module")
+def client(app):
+    with TestClient(app) as c:
+        yield c
+
+
+def new_game(client, **body):
+    r = client.post("/api/v1/games", json=body)
+    assert r.status_code == 201, r.text
+    return r.json()
+
+
+def server_match(app, game_id) -> Match:
+    with app.state.store.locked(game_id) as game:
+        return game.match
+
+
+def play_first_legal(client, view, until=None, check=None, limit=2000):
+    """Send the first legal card until the game is over (or ``until(view)``); ``check(response)`` sees
+    every response."""
+    for _ in range(limit):
+        if view["game_over"] or (until is not None and until(view)):
+            return view
+        assert view["your_turn"] and view["legal"], view
+        r = client.post(f"/api/v1/games/{view['id']}/play", json={"card": view["legal"][0]})
+        assert r.status_code == 200, r.text
+        if check is not None:
+            check(r)
+        view = r.json()
+    raise AssertionError("the game did not end")
+
+
+# ---------------------------------------------------------------------------------------------
+# Games
+# ---------------------------------------------------------------------------------------------
+
+
+def test_options_name_the_real_rules_fields_and_the_offered_agents(client):
+    body = client.get("/api/v1/options").json()
+    assert body["presets"] == list(PRESETS)
+    assert set(body["options"]) <= set(Rules.model_fields)
+    for field, choices in body["options"].items():
+        for value in choices:  # every choice is a value Rules takes
+            Rules.preset("classic").replace(**{field: value})
+    assert body["agents"] == FAST
+    assert body["default_opponents"] == ["easy", "normal", "hard"]
+
+
+@pytest.mark.parametrize("preset", list(PRESETS))
+def test_a_game_of_each_preset_starts_at_your_first_decision(client, app, preset):
+    view = new_game(client, preset=preset)
+    rules = Rules.preset(preset)
+    assert VIEW_KEYS <= set(view)
+    assert view["rules"] == rules.to_dict()
+    assert [p["seat"] for p in view["players"]] == list(range(rules.num_players))
+    assert view["your_turn"] and view["to_act"] == 0 and view["game_over"] is None
+    assert set(view["legal"]) <= set(view["hand"]) and view["legal"]
+    match = server_match(app, view["id"])
+    assert view["hand"] == [cards.card_text(c) for c in match.hand(0)]
+    if match.passing:
+        assert view["phase"] == "pass" and view["pass"]["picks_left"] == rules.pass_count
+    else:  # two-player: no pass; a bot may have led already
+        assert view["phase"] == "play" and view["pass"] is None
+        assert [t["card"] for t in view["trick"]] == [cards.card_text(c) for _, c in match.trick()]
+
+
+def test_opponents_are_only_offered_specs_in_the_right_number(client):
+    assert new_game(client, opponents=["random", "easy", "hard"])["players"][3]["name"] == "hard"
+    for body, word in [
+        ({"opponents": ["easy", "easy"]}, "opponents"),
+        ({"opponents": ["easy", "easy", "ckpt:/etc/passwd"]}, "not offered"),
+        ({"opponents": ["easy", "easy", "my_bots.py:Lowest"]}, "not offered"),
+        ({"opponents": ["easy", "easy", 3]}, "opponents"),
+        ({"preset": "huge"}, "preset"),
+        ({"rules": {"moon": "sideways"}}, "moon"),
+        ({"rules": {"target_score": "100"}}, "target_score"),
+        ({"rules": {"target_score": 10**30}}, "target_score"),
+        ({"rules": {"colour": "red"}}, "colour"),
+        ({"rules": {"num_players": 2}}, "pass_cycle"),  # classic passes across: four players only
+        ({"seed": -1}, "seed"),
+        ({"seed": "7"}, "seed"),
+        ({"unknown": 1}, "unknown"),
+    ]:
+        r = client.post("/api/v1/games", json=body)
+        assert r.status_code == 422, (body, r.text)
+        detail = r.json()["detail"]
+        assert isinstance(detail, str) and "\n" not in detail and word in detail, (body, detail)
+
+
+def test_options_override_the_preset(client):
+    view = new_game(client, preset="classic", rules={"moon": "subtract_from_self", "target_score": 50})
+    assert view["rules"]["moon"] == "subtract_from_self" and view["rules"]["target_score"] == 50
+    assert view["rules"]["name"] == "custom"
+
+
+@pytest.mark.parametrize("preset, opponents", [("quick", ["random", "easy", "random"]), ("two_player", ["easy"])])
+def test_a_whole_game_to_the_end_and_its_record_replays(client, app, preset, opponents, tmp_path):
+    view = new_game(client, preset=preset, opponents=opponents, seed=11)
+    view = play_first_legal(client, view)
+    assert view["phase"] == "over" and view["legal"] == [] and not view["your_turn"]
+    scores = view["game_over"]["scores"]
+    assert max(scores) >= Rules.preset(preset).target_score
+    assert view["events"][-1]["type"] == "game_over" and view["events"][-1]["scores"] == scores
+    again = client.post(f"/api/v1/games/{view['id']}/play", json={"card": "2C"})
+    assert again.status_code == 409 and "over" in again.json()["detail"]
+    # The record: an attachment that the play mode's loader opens and the engine replays.
+    r = client.get(f"/api/v1/games/{view['id']}/record")
+    assert r.status_code == 200
+    assert f"hearts-game-{view['id']}.jsonl" in r.headers["content-disposition"]
+    path = tmp_path / "game.jsonl"
+    path.write_text(r.text)
+    record = records.load(path)
+    assert record.is_play and record.game()["specs"] == ["human", *opponents]
+    replayed = Match.from_record(record.rules, record.game())
+    assert replayed.over and replayed.scores == scores
+    for hand in replayed.hands:  # no move lost: every card of every hand was played
+        plays = len(hand["actions"]) - (record.rules.pass_count * record.rules.num_players
+                                        if hand["pass"] != "none" else 0)
+        assert plays == record.rules.hand_size * record.rules.num_players
+
+
+def test_the_record_waits_for_the_end_of_the_game(client):
+    view = new_game(client)
+    r = client.get(f"/api/v1/games/{view['id']}/record")
+    assert r.status_code == 409 and "over" in r.json()["detail"]
+
+
+def test_an_illegal_card_is_refused_with_the_reason_and_the_legal_cards(client, app):
+    view = new_game(client, opponents=["easy", "normal", "hard"], seed=3)
+    game_id = view["id"]
+    url = f"/api/v1/games/{game_id}/play"
+    # Passing: a card not held, then a card chosen twice.
+    match = server_match(app, game_id)
+    other = next(cards.card_text(c) for c in range(52) if c not in match.hand(0))
+    r = client.post(url, json={"card": other})
+    assert r.status_code == 409 and r.json()["detail"].startswith("you do not hold")
+    assert r.json()["legal"] == view["legal"]
+    first = view["legal"][0]
+    view = client.post(url, json={"card": first}).json()
+    assert view["pass"]["chosen"] == [first]
+    r = client.post(url, json={"card": first})
+    assert r.status_code == 409 and "already chose" in r.json()["detail"]
+
+    def must_follow(v):  # a trick is led and you hold the suit and another one
+        if v["phase"] != "play" or not v["trick"]:
+            return False
+        led = v["trick"][0]["card"][-1]
+        return any(c[-1] == led for c in v["hand"]) and any(c[-1] != led for c in v["hand"])
+
+    view = play_first_legal(client, view, until=must_follow)
+    led = view["trick"][0]["card"][-1]
+    off_suit = next(c for c in view["hand"] if c[-1] != led)
+    before = client.get(f"/api/v1/games/{game_id}").json()
+    r = client.post(url, json={"card": off_suit})
+    assert r.status_code == 409
+    assert "must follow suit" in r.json()["detail"]
+    assert r.json()["legal"] == view["legal"]
+    after = client.get(f"/api/v1/games/{game_id}").json()
+    assert after == before  # a refused card changes nothing
+
+
+def test_unknown_games_and_path_tricks_are_404(client):
+    for game_id in ["A" * 22, "nope", "..%2F..%2Fetc%2Fpasswd", "%2E%2E", "a" * 200, "A" * 21 + "."]:
+        r = client.get(f"/api/v1/games/{game_id}")
+        assert r.status_code == 404, (game_id, r.status_code)
+        assert client.post(f"/api/v1/games/{game_id}/play", json={"card": "2C"}).status_code == 404
+        assert client.get(f"/api/v1/games/{game_id}/record").status_code == 404
+
+
+def test_a_malformed_card_is_422(client):
+    view = new_game(client)
+    url = f"/api/v1/games/{view['id']}/play"
+    for body in [{"card": "ZZ"}, {"card": "11H"}, {"card": 5}, {"card": None}, {}, {"card": "QS", "x": 1},
+                 {"card": "Q" * 100}, [], "QS"]:
+        r = client.post(url, json=body)
+        assert r.status_code == 422, (body, r.text)
+        assert isinstance(r.json()["detail"], str)
+    r = client.post(url, content=b"{not json", headers={"content-type": "application/json"})
+    assert r.status_code == 422 and "JSON" in r.json()["detail"]
+
+
+def test_concurrent_requests_on_one_game_do_not_interleave(client, app):
+    view = new_game(client, opponents=["hard", "hard", "hard"])
+    results = []
+
+    def send():
+        results.append(client.post(f"/api/v1/games/{view['id']}/play", json={"card": view["legal"][0]}).status_code)
+
+    threads = [threading.Thread(target=send) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(results) == [200] + [409] * 7  # the card is picked once; then it is no longer yours to pick
+    assert client.get(f"/api/v1/games/{view['id']}").json()["pass"]["chosen"] == [view["legal"][0]]
+
+
+# ---------------------------------------------------------------------------------------------
+# Persistence
+# ---------------------------------------------------------------------------------------------
+
+
+def _without(view, *keys):
+    return {k: v for k, v in view.items() if k not in keys}
+
+
+def test_a_restarted_server_continues_the_game_identically(tmp_path):
+    opponents = ["easy", "normal", "hard"]
+    with TestClient(create_app(FAST, tmp_path / "a")) as first, \
+            TestClient(create_app(FAST, tmp_path / "b")) as twin:  # twin: the same game, never interrupted
+        view = new_game(first, preset="quick", opponents=opponents, seed=5)
+        twin_view = new_game(twin, preset="quick", opponents=opponents, seed=5)
+        assert _without(view, "id") == _without(twin_view, "id")
+        for _ in range(20):
+            card = view["legal"][0]
+            view = first.post(f"/api/v1/games/{view['id']}/play", json={"card": card}).json()
+            twin_view = twin.post(f"/api/v1/games/{twin_view['id']}/play", json={"card": card}).json()
+        unfinished = new_game(first, opponents=opponents)
+    assert (tmp_path / "a" / f"{view['id']}.jsonl").is_file()
+    with TestClient(create_app(FAST, tmp_path / "a")) as restarted, twin:  # a new server over the same folder
+        resumed = restarted.get(f"/api/v1/games/{view['id']}").json()
+        assert _without(resumed, "events") == _without(view, "events") and resumed["events"] == []
+        while not view["game_over"]:
+            card = view["legal"][0]
+            view = restarted.post(f"/api/v1/games/{view['id']}/play", json={"card": card}).json()
+            twin_view = twin.post(f"/api/v1/games/{twin_view['id']}/play", json={"card": card}).json()
+            assert _without(view, "id") == _without(twin_view, "id")
+    assert view["game_over"] == twin_view["game_over"]
+    # A server that does not offer the game's opponents refuses to continue it, saying why.
+    with TestClient(create_app(["random"], tmp_path / "a")) as other:
+        r = other.get(f"/api/v1/games/{unfinished['id']}")
+    assert r.status_code == 409 and "not offered" in r.json()["detail"] and str(tmp_path) not in r.json()["detail"]
+
+
+def test_idle_games_are_let_go_and_come_back_from_their_record(tmp_path):
+    app = create_app(FAST, tmp_path)
+    app.state.store.max_in_memory = 1
+    with TestClient(app) as client:
+        a, b = new_game(client), new_game(client)
+        assert list(app.state.store._games) == [b["id"]]
+        back = client.get(f"/api/v1/games/{a['id']}").json()
+        assert _without(back, "events") == _without(a, "events")
+        play_first_legal(client, back, until=lambda v: v["hand_number"] > 0)
+
+
+# ---------------------------------------------------------------------------------------------
+# Hidden information
+# ---------------------------------------------------------------------------------------------
+
+
+def hidden_cards(match: Match) -> set[int]:
+    """The cards in other seats' hands that seat 0 did not pass them, and the dead cards."""
+    if match.over:
+        return set()
+    hidden = {c for seat in range(1, match.num_players) for c in match.hand(seat)}
+    if not match.passing:  # after the exchange what you passed sits in the receiver's hand: you know it
+        hidden -= set(match.chosen_to_pass(0))
+    return hidden | set(cards.parse_cards(match.hands[-1]["dead"]))
+
+
+@pytest.mark.parametrize("preset, opponents", [("quick", ["random", "easy", "hard"]), ("two_player", ["hard"])])
+def test_no_response_shows_a_card_you_may_not_see(client, app, preset, opponents):
+    checked = []
+
+    def check(response):
+        body = response.json()
+        match = server_match(app, body["id"])
+        assert body.pop("rules") == match.rules.to_dict()  # the rules (opening lead cards) are public
+        # Events of hands that ended in this response: every card named was played in them (a finished
+        # hand's cards are all public); the rest of the response is about the current hand.
+        events = body.pop("events")
+        cut = max((i for i, e in enumerate(events) if e["type"] == "hand_started"), default=-1)
+        finished_plays = {(seat, text) for hand in match.finished_hands for seat, text in hand["actions"]}
+        for event in events[: cut + 1]:
+            plays = event.get("plays", [event] if event["type"] in ("played", "hearts_broken") else [])
+            assert all((p["seat"], p["card"]) in finished_plays for p in plays), event
+            assert event["type"] != "exchanged"
+        body["events"] = events[cut + 1:]
+        text = json.dumps(body)
+        hidden = hidden_cards(match)
+        leaked = sorted(cards.card_text(c) for c in hidden if f'"{cards.card_text(c)}"' in text)
+        assert not leaked, f"{leaked} leak in {text}"
+        checked.append(len(hidden))  # (empty at the last trick when the others have played)
+
+    view = new_game(client, preset=preset, opponents=opponents, seed=21)
+    play_first_legal(client, view, check=check)
+    # The refusals and the plain view too.
+    view = new_game(client, preset=preset, opponents=opponents, seed=22)
+    view = play_first_legal(client, view, until=lambda v: v["phase"] == "play" and len(v["hand"]) < 10)
+    check(client.get(f"/api/v1/games/{view['id']}"))
+    match = server_match(app, view["id"])
+    for c in sorted(hidden_cards(match)):
+        r = client.post(f"/api/v1/games/{view['id']}/play", json={"card": cards.card_text(c)})
+        assert r.status_code == 409
+        assert not any(f'"{cards.card_text(h)}"' in r.text for h in hidden_cards(match))
+    assert sum(n > 0 for n in checked) > 20  # not vacuous
+
+
+# ---------------------------------------------------------------------------------------------
+# Bots as a service
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def sample_records():
+    from eval.export import sample_records as samples
+
+    return samples(Rules.preset("classic"), 12, seed=0) + samples(Rules.preset("two_player"), 4, seed=0)
+
+
+def test_agents_lists_the_offered_specs(client):
+    listed = client.get("/api/v1/agents").json()["agents"]
+    assert [a["spec"] for a in listed] == FAST
+    assert all(a["rules"] is None and a["probabilities"] is False for a in listed)
+
+
+def test_act_plays_a_legal_card_of_the_record(client, sample_records):
+    for record in sample_records:
+        for spec in ("hard", "random"):
+            r = client.post("/api/v1/act", json={"agent": spec, "record": record})
+            assert r.status_code == 200, r.text
+            body = r.json()
+            assert body["agent"] == spec and body["probabilities"] is None
+            assert cards.parse_card(body["card"]) == body["action"]
+            assert seat_record.legal_mask(record)[body["action"]]
+
+
+def test_act_refuses_agents_that_are_not_offered(client, sample_records):
+    for spec in ["search", "ckpt:/etc/passwd", "onnx:agents/policies/ppo_classic/policy.onnx", "my.py:Bot",
+                 "", "x" * 1000]:
+        r = client.post("/api/v1/act", json={"agent": spec, "record": sample_records[0]})
+        assert r.status_code == 422, (spec, r.text)
+        assert "offered" in r.json()["detail"] or "agent" in r.json()["detail"]
+
+
+def test_act_refuses_each_impossible_record_with_the_validators_message(client):
+    cases = invalid_records()
+    assert len(cases) >= 10
+    for case in cases:
+        r = client.post("/api/v1/act", json={"agent": "hard", "record": case["record"]})
+        assert r.status_code == 422, (case["name"], r.text)
+        assert r.json()["detail"] == case["message"], case["name"]
+
+
+def test_a_body_over_64_kib_is_413_before_it_is_parsed(client, sample_records):
+    big = {"agent": "hard", "record": dict(sample_records[0], note="x" * 70_000)}
+    r = client.post("/api/v1/act", json=big)
+    assert r.status_code == 413 and "64" in r.json()["detail"] or "65,536" in r.json()["detail"]
+
+    def chunks():  # no Content-Length: the bytes received are counted
+        for _ in range(100):
+            yield b"[" * 1000
+
+    r = client.post("/api/v1/act", content=chunks(), headers={"content-type": "application/json"})
+    assert r.status_code == 413
+    r = client.post("/api/v1/games", content=b"{" + b" " * 70_000 + b"}", headers={"content-type": "application/json"})
+    assert r.status_code == 413
+
+
+def test_malformed_bodies_are_4xx_never_500(client, sample_records):
+    good = sample_records[3]
+    assert good["phase"] == "play" or good["phase"] == "pass"
+
+    def record(**changes):
+        return {**good, **changes}
+
+    bodies = [
+        b"", b"not json", b"{", b"[]", b"null", b'"hard"', b"42", b"[" * 30_000 + b"]" * 30_000,
+        b'{"agent": "hard", "record": ' + b"[" * 20_000 + b"]" * 20_000 + b"}",
+        b'{"agent": "hard", "record": {"seat": 1' + b"0" * 5000 + b"}}",
+        b'{"agent": "hard", "record": {"seat": 1e999}}', b"\xff\xfe\x00",
+    ]
+    objects = [
+        {}, {"agent": "hard"}, {"record": good}, {"agent": 5, "record": good}, {"agent": None, "record": good},
+        {"agent": ["hard"], "record": good}, {"agent": "hard", "record": [good]}, {"agent": "hard", "record": "QS"},
+        {"agent": "hard", "record": None}, {"agent": "hard", "record": good, "extra": 1},
+        {"agent": "hard", "record": {}},
+        {"agent": "hard", "record": record(seat=10**30)}, {"agent": "hard", "record": record(seat=-1)},
+        {"agent": "hard", "record": record(seat=True)}, {"agent": "hard", "record": record(seat=1.5)},
+        {"agent": "hard", "record": record(hand_number=10**30)}, {"agent": "hard", "record": record(hand_number=2**63)},
+        {"agent": "hard", "record": record(scores=[10**30] * 4)}, {"agent": "hard", "record": record(scores=[1e308] * 4)},
+        {"agent": "hard", "record": record(scores=[2**63] * 4)}, {"agent": "hard", "record": record(scores="0")},
+        {"agent": "hard", "record": record(version=10**30)}, {"agent": "hard", "record": record(version="1")},
+        {"agent": "hard", "record": record(rules="classic")}, {"agent": "hard", "record": record(rules={"preset": "x"})},
+        {"agent": "hard", "record": record(rules={"target_score": 10**40})},
+        {"agent": "hard", "record": record(rules={"preset": "classic", "num_players": 3})},
+        {"agent": "hard", "record": record(phase="bid")}, {"agent": "hard", "record": record(phase=None)},
+        {"agent": "hard", "record": record(hand="QS")}, {"agent": "hard", "record": record(hand=[None])},
+        {"agent": "hard", "record": record(hand=[{"card": "QS"}])}, {"agent": "hard", "record": record(hand=[99])},
+        {"agent": "hard", "record": record(hand=["☃"])}, {"agent": "hard", "record": record(hand=[10**30])},
+        {"agent": "hard", "record": record(tricks="none")}, {"agent": "hard", "record": record(tricks=[[1, 2]])},
+        {"agent": "hard", "record": record(tricks=[{"leader": 10**30, "cards": []}])},
+        {"agent": "hard", "record": record(trick={"leader": True, "cards": ["2C"]})},
+        {"agent": "hard", "record": record(trick=[])}, {"agent": "hard", "record": record(passed={"a": 1})},
+        {"agent": "hard", "record": record(received=["QS"] * 200)},
+        {"agent": "hard", "record": record(format="other")}, {"agent": "hard", "record": record(unknown=1)},
+    ]
+    for body in bodies + [json.dumps(o).encode() for o in objects]:
+        r = client.post("/api/v1/act", content=body, headers={"content-type": "application/json"})
+        assert 400 <= r.status_code < 500, (body[:120], r.status_code, r.text[:300])
+        detail = r.json()["detail"]
+        assert isinstance(detail, str) and "\n" not in detail, (body[:120], detail)
+
+
+def test_a_policy_reports_probabilities_and_refuses_other_rules(tmp_path, sample_records):
+    pytest.importorskip("torch")
+    from agents import builtin
+
+    if "ppo-classic" not in builtin("classic"):
+        pytest.skip("the shipped ppo-classic policy is not installed")
+    with TestClient(create_app(["hard", "ppo-classic"], tmp_path)) as client:
+        listed = {a["spec"]: a for a in client.get("/api/v1/agents").json()["agents"]}
+        assert listed["ppo-classic"] == {"spec": "ppo-classic", "rules": "classic", "presets": ["classic"],
+                                         "probabilities": True}
+        classic = [r for r in sample_records if r["rules"].get("num_players", 4) == 4
+                   and Rules.from_dict(r["rules"]).same_game("classic")]
+        for record in classic[:4]:
+            body = client.post("/api/v1/act", json={"agent": "ppo-classic", "record": record}).json()
+            probs = body["probabilities"]
+            legal = {cards.card_text(c) for c in range(52) if seat_record.legal_mask(record)[c]}
+            assert set(probs) == legal and abs(sum(probs.values()) - 1) < 1e-4
+            assert max(probs, key=probs.get) == body["card"]
+        two = next(r for r in sample_records if r["rules"].get("num_players") == 2)
+        r = client.post("/api/v1/act", json={"agent": "ppo-classic", "record": two})
+        assert r.status_code == 422 and "trained for" in r.json()["detail"]
+        # A game of other rules with the policy as an opponent is refused the same way.
+        r = client.post("/api/v1/games", json={"preset": "quick", "opponents": ["ppo-classic", "hard", "hard"]})
+        assert r.status_code == 422 and "ppo-classic" in r.json()["detail"]
+
+
+# ---------------------------------------------------------------------------------------------
+# The command
+# ---------------------------------------------------------------------------------------------
+
+
+def test_hearts_serve_prints_its_url_and_runs_uvicorn(monkeypatch, tmp_path, capsys):
+    import uvicorn
+
+    from hearts_app import cli
+
+    ran = {}
+    monkeypatch.setattr(uvicorn, "run", lambda app, host, port, **kw: ran.update(host=host, port=port))
+    code = cli.main(["serve", "--port", "8123", "--agents", "easy,hard", "--games-dir", str(tmp_path / "g")])
+    assert code == 0 and ran == {"host": "127.0.0.1", "port": 8123}
+    assert "Hearts Lab is serving at http://127.0.0.1:8123/ (Ctrl-C stops)" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as exit:
+        cli.main(["serve", "--agents", "easy,nope", "--games-dir", str(tmp_path / "g")])
+    assert exit.value.code == 2 and "nope" in capsys.readouterr().err
+
+
+def test_hearts_serve_without_the_extra_says_what_to_install(monkeypatch, capsys, tmp_path):
+    import sys
+
+    from hearts_app import cli
+
+    monkeypatch.setitem(sys.modules, "uvicorn", None)  # import uvicorn now raises ImportError
+    with pytest.raises(SystemExit) as exit:
+        cli.main(["serve", "--games-dir", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert exit.value.code == 2 and "scripts/setup.sh serve" in err and len(err.strip().splitlines()) == 1
