@@ -26,12 +26,15 @@ table and the chunk, so the results are identical whatever the number of workers
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import itertools
 import json
 import multiprocessing
 import os
+import socket
 import sys
 import time
+import zipfile
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -238,8 +241,11 @@ class Games:
 
 
 def play_unit(plan: Plan, deals: DealSet, start: int, stop: int, table: int, chunk: int, seed: int,
-              record: bool = False) -> tuple[Games, list[dict]]:
-    """Play deals ``start:stop`` at one table under every seating; one batch on the engine."""
+              record: bool = False, specs: Sequence[Any] | None = None) -> tuple[Games, list[dict]]:
+    """Play deals ``start:stop`` at one table under every seating; one batch on the engine.
+
+    ``specs`` (one per entrant) builds the agents instead of the entrants' own specs: a cluster
+    worker's copy of a file names it by a local path; labels and records keep the user's specs."""
     rules = plan.rules
     p = rules.num_players
     seat_entrant = plan.entrant_at_seat(table)  # [S, P]
@@ -252,7 +258,8 @@ def play_unit(plan: Plan, deals: DealSet, start: int, stop: int, table: int, chu
         rules, deals.seeds[deal_index], deals.hand_numbers[deal_index], single_hand=plan.episode == "hand"
     )
     playing = sorted(set(plan.tables[table]))
-    agents = [resolve_agent(plan.entrants[e].spec, agent_seed(seed, table, chunk, e), plan.rules) for e in playing]
+    build = [e.spec for e in plan.entrants] if specs is None else list(specs)
+    agents = [resolve_agent(build[e], agent_seed(seed, table, chunk, e), plan.rules) for e in playing]
     agent_at_seat = np.searchsorted(playing, entrant)  # [G, P] index into ``agents``
 
     points = np.zeros((g, p), dtype=np.int64)
@@ -336,10 +343,111 @@ def _init_worker(job: dict) -> None:
         torch.set_num_threads(1)
 
 
-def _run_unit(unit: tuple[int, int, int, int]) -> tuple[Games, list[dict]]:
+def _run_unit(unit: tuple[int, int, int, int]) -> tuple[Games, list[dict], str]:
+    """One unit in this process: its games, game records and who played it (``host:pid``)."""
     table, chunk, start, stop = unit
     job = _JOB
-    return play_unit(job["plan"], job["deals"], start, stop, table, chunk, job["seed"], job["record"])
+    games, records = play_unit(job["plan"], job["deals"], start, stop, table, chunk, job["seed"], job["record"],
+                               job.get("specs"))
+    return games, records, f"{socket.gethostname()}:{os.getpid()}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Finished units on disk (``units_dir``): an interrupted run resumes from them
+# ---------------------------------------------------------------------------------------------
+
+#: Keys of ``ArenaResult.meta`` that say how a run went (backend, workers, timings), not what it found.
+RUN_KEYS = ("workers", "seconds", "deals_per_s", "hands_per_s", "games_per_s", "backend",
+            "units", "units_played", "units_loaded", "units_per_worker", "command")
+UNIT_FIELDS = tuple(f.name for f in dataclasses.fields(Games))
+
+
+def spec_files(spec: Any) -> list[str]:
+    """The files a spec string reads: a ``ckpt:``/``onnx:`` model (and an ONNX model's manifest
+    beside it) or a user ``FILE.py``; none for named agents and ``MODULE:NAME``."""
+    from agents import base
+
+    if not isinstance(spec, str):
+        return []
+    text = spec.strip()
+    if base.is_code_spec(text):
+        target = base._USER_SPEC.match(text).group("target")
+        return [target] if target.endswith(".py") else []
+    prefix = base._prefix_of(text)
+    if prefix is None or prefix not in base._PREFIX_FILES:
+        return []
+    path = text[len(prefix):]
+    files = [path]
+    if prefix == "onnx:" and Path(path).with_suffix(".json").is_file():
+        files.append(str(Path(path).with_suffix(".json")))
+    return files
+
+
+def file_digest(path: str | Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def plan_hash(plan: Plan, deals: DealSet, seed: int, chunk_deals: int, record: bool) -> str:
+    """What determines every unit's result: rules, line-ups, specs (and the content of their
+    files), seatings, the deals, the arena seed, the chunk size and whether records are kept."""
+    h = hashlib.sha256()
+    h.update(json.dumps({
+        "rules": plan.rules.to_dict(), "format": plan.format, "episode": plan.episode, "seating": plan.seating,
+        "agents": [[e.label, e.spec_text, [file_digest(f) for f in spec_files(e.spec) if Path(f).is_file()]]
+                   for e in plan.entrants],
+        "tables": plan.tables, "seed": int(seed), "chunk_deals": int(chunk_deals), "record": bool(record),
+        "version": hearts_env.__version__,
+    }, sort_keys=True, default=str).encode())
+    h.update(np.ascontiguousarray(deals.seeds).tobytes())
+    h.update(np.ascontiguousarray(deals.hand_numbers).tobytes())
+    return h.hexdigest()
+
+
+class UnitStore:
+    """A folder of finished units: ``manifest.json`` (the plan's hash) and one
+    ``unit_t<table>_c<chunk>.npz`` per unit (the per-game arrays, and the game records if kept).
+    Each file is written whole (to a temporary name, then renamed), so an interrupted run leaves
+    only complete units; a rerun of the same plan loads them instead of playing them again."""
+
+    def __init__(self, folder: str | Path, digest: str, description: dict):
+        self.folder = Path(folder)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        manifest = self.folder / "manifest.json"
+        if manifest.is_file():
+            try:
+                found = json.loads(manifest.read_text()).get("plan_hash")
+            except (OSError, ValueError):
+                found = None
+            if found != digest:
+                raise ArenaError(
+                    f"--resume-dir {self.folder} holds the units of another arena run (other agents, deals, "
+                    "seed or options); name a new folder, or delete this one to start again"
+                )
+        else:
+            manifest.write_text(json.dumps({"plan_hash": digest, **description}, indent=1, default=str))
+
+    def path(self, table: int, chunk: int) -> Path:
+        return self.folder / f"unit_t{table:04d}_c{chunk:05d}.npz"
+
+    def load(self, table: int, chunk: int) -> tuple[Games, list[dict]] | None:
+        path = self.path(table, chunk)
+        if not path.is_file():
+            return None
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                games = Games(**{name: data[name] for name in UNIT_FIELDS})
+                records = json.loads(str(data["records"]))
+        except (OSError, ValueError, KeyError, zipfile.BadZipFile):
+            return None  # a damaged file: the unit is played again
+        return games, records
+
+    def save(self, table: int, chunk: int, games: Games, records: list[dict]) -> None:
+        path = self.path(table, chunk)
+        temporary = path.with_name(path.name + ".tmp")
+        with open(temporary, "wb") as stream:
+            np.savez(stream, records=np.array(json.dumps(records)),
+                     **{name: getattr(games, name) for name in UNIT_FIELDS})
+        os.replace(temporary, path)
 
 
 @dataclasses.dataclass
@@ -390,12 +498,22 @@ def run(
     confidence: float = 0.95,
     chunk_deals: int = CHUNK_DEALS,
     deal_set_path: str | None = None,
+    backend: str = "local",
+    address: str | None = None,
+    units_dir: str | Path | None = None,
 ) -> ArenaResult:
     """Play ``plan`` on ``deals`` (a deal set, or a number of deals generated from ``seed``).
 
     ``records`` names a JSON-lines file to write every game to (a header line first).
     ``half_width`` is the interval half-width (points per hand) for which ``deals_needed`` is reported.
+    ``backend``: ``"local"`` (``workers`` processes on this machine) or ``"ray"`` (the units as Ray
+    tasks, :mod:`eval.cluster`; ``address`` of the cluster, else ``RAY_ADDRESS``, else a local Ray
+    with ``workers`` CPUs). The results do not depend on the backend or the number of workers.
+    ``units_dir``: a folder to keep each finished unit in; a rerun of the same plan there loads the
+    finished units instead of playing them (resuming an interrupted run).
     """
+    if backend not in BACKENDS:
+        raise ArenaError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
     if isinstance(deals, (int, np.integer)):
         deals = DealSet.generate(plan.rules, int(deals), seed)
     elif not deals.rules.same_game(plan.rules):
@@ -405,15 +523,32 @@ def run(
         )
     if chunk_deals < 1:
         raise ArenaError(f"chunk_deals must be at least 1, got {chunk_deals}")
+    if backend == "ray":
+        bad = [e.label for e in plan.entrants if not isinstance(e.spec, str)]
+        if bad:
+            raise ArenaError(f"the ray backend ships agents as spec strings; {', '.join(bad)} is an agent object or "
+                             "callable (save it as FILE.py:NAME, or use the local backend)")
     for entrant in plan.entrants:  # fail fast, in this process, on a bad spec
         resolve_agent(entrant.spec, 0, plan.rules)
     n = len(deals)
     starts = list(range(0, n, chunk_deals))
     units = [(t, c, a, min(a + chunk_deals, n)) for t in range(len(plan.tables)) for c, a in enumerate(starts)]
     job = {"plan": plan, "deals": deals, "seed": int(seed), "record": records is not None}
-    workers = max(1, min(int(workers), len(units)))
+    workers = max(1, int(workers))
 
     meta = _meta(plan, deals, seed, chunk_deals, deal_set_path, half_width, confidence)
+    store = None
+    done: dict[int, tuple[Games, list[dict]]] = {}
+    if units_dir is not None:
+        digest = plan_hash(plan, deals, seed, chunk_deals, records is not None)
+        store = UnitStore(units_dir, digest, {"agents": meta["agents"], "tables": meta["tables"],
+                                              "deals": n, "arena_seed": int(seed), "chunk_deals": chunk_deals})
+        for i, (t, c, _, _) in enumerate(units):
+            found = store.load(t, c)
+            if found is not None:
+                done[i] = found
+    todo = [i for i in range(len(units)) if i not in done]
+
     record_file = None
     if records is not None:
         Path(records).parent.mkdir(parents=True, exist_ok=True)
@@ -422,41 +557,77 @@ def run(
 
     seatings = meta["seatings_per_deal"]  # the bar counts games, the unit of the summary line
     bar = _progress_bar(progress, total=n * seatings * len(plan.tables), unit="game")
-    parts: list[Games] = []
+    if bar:
+        bar.update(sum((units[i][3] - units[i][2]) * seatings for i in done))
+        bar.set_postfix_str(f"units {len(done)}/{len(units)}")
+    results: dict[int, tuple[Games, list[dict]]] = dict(done)
+    per_worker: dict[str, int] = {}
+    written = 0  # game records go out in unit order, whatever order the units finish in
     started = time.perf_counter()
+    finished = _play_units(backend, job, units, todo, workers, address)
     try:
-        if workers == 1:
-            _set_job(job)  # in this process: its torch thread count is the caller's to keep
-            results = map(_run_unit, units)
-            pool = None
-        else:
-            # fork: workers inherit the plan (agent objects and callables included) without pickling
-            fork = "fork" in multiprocessing.get_all_start_methods()
-            context = multiprocessing.get_context("fork" if fork else None)
-            pool = context.Pool(workers, initializer=_init_worker, initargs=(job,))
-            results = pool.imap(_run_unit, units)
-        try:
-            for unit, (games, game_records) in zip(units, results):
-                parts.append(games)
-                if record_file:
-                    for record in game_records:
+        for i, games, game_records, worker in finished:
+            results[i] = (games, game_records)
+            per_worker[worker] = per_worker.get(worker, 0) + 1
+            if store is not None:
+                store.save(units[i][0], units[i][1], games, game_records)
+            if record_file:
+                while written in results:
+                    for record in results[written][1]:
                         record_file.write(json.dumps(record) + "\n")
-                if bar:
-                    bar.update((unit[3] - unit[2]) * seatings)
-        finally:
-            if pool is not None:
-                pool.terminate()
-                pool.join()
+                    written += 1
+            if bar:
+                bar.update((units[i][3] - units[i][2]) * seatings)
+                bar.set_postfix_str(f"units {len(results)}/{len(units)}")
+        if record_file:
+            while written in results:
+                for record in results[written][1]:
+                    record_file.write(json.dumps(record) + "\n")
+                written += 1
     finally:
+        finished.close()  # stops the worker processes (or cancels the Ray tasks) on an error or Ctrl-C
         if bar:
             bar.close()
         if record_file:
             record_file.close()
     elapsed = time.perf_counter() - started
-    games = Games.concatenate(parts)
-    meta.update(_speed(games, n, elapsed, workers))
+    games = Games.concatenate([results[i][0] for i in range(len(units))])
+    meta.update(_speed(games, n, elapsed, min(workers, max(1, len(todo))) if backend == "local" else workers))
+    meta.update({"backend": backend, "units": len(units), "units_played": len(todo), "units_loaded": len(done),
+                 "units_per_worker": dict(sorted(per_worker.items())),
+                 "games_per_s": (sum(len(results[i][0]) for i in todo) / elapsed) if elapsed > 0 else None})
     summary = summarize(plan, games, n, half_width, confidence)
     return ArenaResult(plan=plan, meta=meta, games=games, summary=summary)
+
+
+BACKENDS = ("local", "ray")
+
+
+def _play_units(backend: str, job: dict, units: list, todo: list[int], workers: int, address: str | None):
+    """``(unit index, games, records, worker)`` for each unit of ``todo``, as they finish."""
+    if not todo:
+        return
+    if backend == "ray":
+        from . import cluster
+
+        yield from cluster.play_units(job, units, todo, workers, address)
+        return
+    workers = max(1, min(workers, len(todo)))
+    if workers == 1:
+        _set_job(job)  # in this process: its torch thread count is the caller's to keep
+        for i in todo:
+            yield (i, *_run_unit(units[i]))
+        return
+    # fork: workers inherit the plan (agent objects and callables included) without pickling
+    fork = "fork" in multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if fork else None)
+    pool = context.Pool(workers, initializer=_init_worker, initargs=(job,))
+    try:
+        for i, result in zip(todo, pool.imap(_run_unit, [units[i] for i in todo])):
+            yield (i, *result)
+    finally:
+        pool.terminate()
+        pool.join()
 
 
 def _progress_bar(enabled: bool, total: int, unit: str):
@@ -660,5 +831,6 @@ def training_evaluation(agent: Any, config: Any) -> dict[str, float]:
 __all__ = [
     "AgentSpecError", "ArenaError", "ArenaResult", "CHUNK_DEALS", "Entrant", "Games", "Plan", "head_to_head",
     "head_to_head_plan", "mixed_table", "make_entrants", "resolve_agent", "round_robin", "round_robin_plan",
-    "run", "summarize", "table_plan", "training_evaluation",
+    "run", "summarize", "table_plan", "training_evaluation", "BACKENDS", "RUN_KEYS", "UnitStore", "plan_hash",
+    "spec_files",
 ]

@@ -121,10 +121,13 @@ def cmd_arena(args: argparse.Namespace) -> int:
         result = arena.run(
             plan, deals, seed=args.seed, workers=args.workers, records=args.records,
             progress=not args.no_progress, half_width=args.half_width, deal_set_path=args.deal_set,
+            backend=args.backend, address=args.address, units_dir=args.resume_dir,
         )
     except (arena.ArenaError, arena.AgentSpecError, DealSetError) as err:
         raise UsageError(str(err)) from None
     result.meta["command"] = "hearts " + " ".join(_quote(a) for a in (args.argv or []))
+    if not args.json:
+        print(_run_line(result.meta), file=sys.stderr)
     if args.out:
         paths = report.write_all(result, args.out)
         print(f"results written to {', '.join(str(p) for p in paths.values())}", file=sys.stderr)
@@ -135,6 +138,16 @@ def cmd_arena(args: argparse.Namespace) -> int:
     else:
         report.print_terminal(result)
     return 0
+
+
+def _run_line(meta: dict) -> str:
+    """How the run went: wall time, units played (and loaded), units per worker, games per second."""
+    workers = meta.get("units_per_worker") or {}
+    spread = ", ".join(f"{w} {n}" for w, n in workers.items())
+    loaded = f", {meta['units_loaded']} loaded from --resume-dir" if meta.get("units_loaded") else ""
+    rate = f"{meta['games_per_s']:,.0f} games/s" if meta.get("games_per_s") else "no games played"
+    return (f"{meta.get('backend', 'local')} backend: {meta['seconds']:.1f} s wall, {meta['units_played']} units "
+            f"played{loaded} on {len(workers)} workers ({spread}); {rate} over the whole run")
 
 
 ARENA_DEFAULT_DEALS = 1000
@@ -230,6 +243,15 @@ def build_parser() -> argparse.ArgumentParser:
                        help="rotate the line-up round the table, or use every permutation of seats")
     arena.add_argument("--workers", type=int, default=2,
                        help="processes (one per core); results do not depend on it")
+    arena.add_argument("--backend", choices=("local", "ray"), default="local",
+                       help="local: --workers processes on this machine; ray: units as tasks on a Ray cluster "
+                       "(docs/cluster.md; results are the same)")
+    arena.add_argument("--address", metavar="auto|HOST:PORT",
+                       help="the Ray cluster for --backend ray (default: RAY_ADDRESS, else a local Ray with "
+                       "--workers CPUs)")
+    arena.add_argument("--resume-dir", metavar="DIR",
+                       help="keep each finished unit in DIR; the same command again loads them instead of "
+                       "playing them (resumes an interrupted run)")
     arena.add_argument("--half-width", type=float, default=0.1,
                        help="interval half-width (points per hand) to report the deals needed for")
     arena.add_argument("--out", metavar="DIR",

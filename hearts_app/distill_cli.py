@@ -40,6 +40,12 @@ def register(subparsers) -> None:
     collect.add_argument("--determinizations", type=int, default=12, help="sampled deals per decision (search teacher)")
     collect.add_argument("--opponent", default="hard", help="bot in the other seats and in the rollouts")
     collect.add_argument("--seed", type=_seed, default=1, help="first worker's seed (workers use seed, seed+1, ...)")
+    collect.add_argument("--backend", choices=["local", "ray"], default="local",
+                         help="local: --workers processes here; ray: each worker's seed as a task on a Ray cluster, "
+                              "the student shipped by content and the shards written here (docs/cluster.md)")
+    collect.add_argument("--address", metavar="auto|HOST:PORT",
+                         help="the Ray cluster for --backend ray (default: RAY_ADDRESS, else a local Ray with "
+                              "--workers CPUs)")
     collect.set_defaults(func=run_collect)
     fit = steps.add_parser("fit", help="train a policy on collected shards; write a checkpoint")
     fit.add_argument("start", help="policy checkpoint to start from")
@@ -112,12 +118,60 @@ def run_collect(args: argparse.Namespace) -> int:
         raise UsageError(f"--opponent {args.opponent!r} is a slow searching player; pick a bot or a policy")
     jobs = [(args.student, args.out, args.hands, args.seed + w, args.tables, args.determinizations, args.opponent,
              args.teacher, args.pass_labels, args.card_labels) for w in range(args.workers)]
+    if args.backend == "ray":
+        return _collect_on_ray(args, jobs)
     try:
         with ProcessPoolExecutor(max_workers=args.workers) as pool:
             counts = list(pool.map(_collect_one, jobs))
     except ValueError as err:  # a bad student file or an opponent spec that does not exist
         raise UsageError(str(err)) from None
     print(json.dumps({"examples": sum(counts), "folder": args.out}))
+    return 0
+
+
+def _collect_remote(job: tuple, local: dict[str, str]) -> tuple[int, dict[str, bytes]]:
+    """One worker's collection on a Ray worker: the shards it wrote (name -> bytes), for the head to
+    write to --out. ``job`` is :func:`_collect_one`'s plus the shard names already in --out."""
+    import tempfile
+
+    from train.distill import collect_shard
+
+    (student, _, hands, seed, tables, determinizations, opponent, teacher, pass_labels, card_labels), skip = job
+    with tempfile.TemporaryDirectory(prefix="hearts-collect-") as folder:
+        count = collect_shard(local[student], Path(folder), hands, seed, tables, determinizations, opponent,
+                              teacher=teacher, pass_labels=pass_labels, card_labels=card_labels,
+                              log=lambda message: None, skip=frozenset(skip), student_name=student)
+        return count, {path.name: path.read_bytes() for path in sorted(Path(folder).glob("shard_*.npz"))}
+
+
+def _collect_on_ray(args: argparse.Namespace, jobs: list) -> int:
+    """The same jobs (seeds) as the local backend, as Ray tasks; shards already in --out are skipped."""
+    import time
+
+    from eval.cluster import ClusterError, map_jobs
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    skip = sorted(path.name for path in out.glob("shard_*.npz"))
+    began = time.perf_counter()
+    total, per_worker = 0, {}
+    try:
+        for i, (count, shards), worker in map_jobs(_collect_remote, [(job, skip) for job in jobs], [args.student],
+                                                   args.workers, args.address):
+            for name, data in shards.items():
+                temporary = out / f".{name}.tmp"
+                temporary.write_bytes(data)
+                temporary.replace(out / name)
+            total += count
+            per_worker[worker] = per_worker.get(worker, 0) + 1
+            print(f"seed {jobs[i][3]}: {count} examples in {len(shards)} shards (worker {worker})", file=sys.stderr,
+                  flush=True)
+    except ClusterError as err:
+        raise UsageError(str(err)) from None
+    seconds = time.perf_counter() - began
+    print(f"ray backend: {seconds:.1f} s wall, {len(jobs)} jobs on {len(per_worker)} workers; "
+          f"{total / seconds:,.1f} labelled decisions/s over the cluster", file=sys.stderr)
+    print(json.dumps({"examples": total, "folder": args.out}))
     return 0
 
 

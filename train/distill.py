@@ -49,7 +49,8 @@ OTHERS, STUDENT = 0, 1  # the agents at a label-collection table, by index
 
 def collect_shard(student_path: str, out: Path, hands: int, seed: int, tables: int = 256,
                   determinizations: int = 12, opponent: str = "hard", rules: str = "classic",
-                  teacher: str = "search", pass_labels: bool = True, card_labels: bool = True, log=print) -> int:
+                  teacher: str = "search", pass_labels: bool = True, card_labels: bool = True, log=print,
+                  skip: frozenset[str] | set[str] = frozenset(), student_name: str | None = None) -> int:
     """Play ``hands`` hands (``tables`` at a time) and write the student's labelled decisions to
     ``out/shard_<seed>_<k>.npz``; returns the number of examples.
 
@@ -58,7 +59,14 @@ def collect_shard(student_path: str, out: Path, hands: int, seed: int, tables: i
     :func:`rollout_values`), at passes unless ``pass_labels`` is false and at card plays unless
     ``card_labels`` is false: a pass label is the hand played out after that card is picked, the
     student picking its remaining cards. Decisions with a choice that the teacher does not value
-    (all passes for the search) are kept with the student's own odds (``kept_*`` arrays)."""
+    (all passes for the search) are kept with the student's own odds (``kept_*`` arrays).
+
+    A shard already in ``out`` (or named in ``skip``) is not collected again: an interrupted
+    collection rerun with the same arguments goes on from where it stopped. Each batch's deals,
+    pass directions and student seats are the same as in the first run; a bot or search that
+    draws random numbers may draw others in the later batches. Shards are written whole (a temporary
+    file, then renamed), so an interrupted run leaves no broken shard. ``student_name``: the
+    student as recorded in the shards (a cluster worker reads its own copy of the file)."""
     import torch
 
     from agents import make
@@ -84,7 +92,7 @@ def collect_shard(student_path: str, out: Path, hands: int, seed: int, tables: i
     others = make(opponent, seed=seed, rules=rules_value)
     rng = np.random.default_rng([seed, 11])
     out.mkdir(parents=True, exist_ok=True)
-    meta = {"student": str(student_path), "opponent": opponent, "teacher": teacher,
+    meta = {"student": student_name or str(student_path), "opponent": opponent, "teacher": teacher,
             "determinizations": determinizations if teacher == "search" else 1, "pass_labels": label_passes,
             "card_labels": label_plays, "rules": rules_value.to_dict(), "seed": seed}
     examples = 0
@@ -94,6 +102,10 @@ def collect_shard(student_path: str, out: Path, hands: int, seed: int, tables: i
         state = engine.init_from_seeds(rules_value, deal.game_seeds(seed * 1_000_003 + batch, n),
                                        rng.integers(len(rules_value.pass_cycle), size=n), single_hand=True)
         learner = rng.integers(rules_value.num_players, size=n)
+        path = out / f"shard_{seed}_{batch:04d}.npz"
+        if path.name in skip or path.is_file():
+            log(f"seed {seed} batch {batch}: {path.name} is already there, skipped")
+            continue
         obs_rows, mask_rows, value_rows, kept_rows, is_pass_rows, branches = [], [], [], [], [], []
 
         def label(step: loop.Decisions) -> None:
@@ -126,14 +138,16 @@ def collect_shard(student_path: str, out: Path, hands: int, seed: int, tables: i
         if branches:  # all of this batch's branches finish together: one large batch is fastest
             value_rows.append(rollout_values(branches, learner, student, others))
         if obs_rows:
-            path = out / f"shard_{seed}_{batch:04d}.npz"
             labelled = sum(len(v) for v in value_rows)
-            np.savez(path, meta=np.array(json.dumps(meta)), obs=np.concatenate(obs_rows), mask=np.concatenate(mask_rows),
-                     values=np.concatenate(value_rows),
-                     is_pass=np.concatenate(is_pass_rows) if is_pass_rows else np.zeros(labelled, dtype=bool),
-                     kept_obs=np.concatenate([r[0] for r in kept_rows]) if kept_rows else np.zeros((0, OBS_DIM), np.float16),
-                     kept_mask=np.concatenate([r[1] for r in kept_rows]) if kept_rows else np.zeros((0, 7), np.uint8),
-                     kept_probs=np.concatenate([r[2] for r in kept_rows]) if kept_rows else np.zeros((0, 52), np.float32))
+            temporary = path.with_name(f".{path.name}.tmp")
+            with open(temporary, "wb") as stream:
+                np.savez(stream, meta=np.array(json.dumps(meta)), obs=np.concatenate(obs_rows), mask=np.concatenate(mask_rows),
+                         values=np.concatenate(value_rows),
+                         is_pass=np.concatenate(is_pass_rows) if is_pass_rows else np.zeros(labelled, dtype=bool),
+                         kept_obs=np.concatenate([r[0] for r in kept_rows]) if kept_rows else np.zeros((0, OBS_DIM), np.float16),
+                         kept_mask=np.concatenate([r[1] for r in kept_rows]) if kept_rows else np.zeros((0, 7), np.uint8),
+                         kept_probs=np.concatenate([r[2] for r in kept_rows]) if kept_rows else np.zeros((0, 52), np.float32))
+            temporary.replace(path)
             examples += labelled
             log(f"seed {seed} batch {batch}: {labelled} examples in {time.perf_counter() - began:.0f} s -> {path.name}")
     return examples
