@@ -9,7 +9,10 @@
   opponent decision observed too) at the largest batch size; its decisions/s are the
   learner's steps/s;
 * ``agent:SPEC``: moves/s of each agent (random, easy, normal, hard) deciding for a batch of
-  observations taken from random mid-hand states (its decisions/s column);
+  observations taken from random mid-hand states (its decisions/s column); a search player
+  (``ppo-classic-search`` by default, ``search``), far slower, decides at its default budget for
+  a fixed batch of ``SEARCH_DECISIONS`` real card plays with a choice, taken from games of hard
+  bots (about what it gets per call in an arena of a few dozen deals);
 * ``open_spiel`` / ``open_spiel+obs``: OpenSpiel's ``hearts`` driven by a Python loop, without and
   with ``information_state_tensor`` on every decision (only when ``pyspiel`` is installed).
 
@@ -34,6 +37,25 @@ from hearts_env.observe import OBS_DIM, observe
 from hearts_env.rules import Rules
 
 DEFAULT_BATCH_SIZES = (1, 64, 1024, 8192)
+FAST_AGENTS = ("random", "easy", "normal", "hard")
+#: Search players measured by default, when installed (ppo-classic-search needs its policy file).
+SEARCH_AGENTS = ("ppo-classic-search",)
+#: Card-play decisions in the search players' batch.
+SEARCH_DECISIONS = 16
+
+
+def default_agents() -> tuple[str, ...]:
+    """The agents ``hearts bench`` measures unless told: the bots and the installed search players."""
+    from agents import builtin
+
+    return FAST_AGENTS + tuple(spec for spec in SEARCH_AGENTS if spec in builtin(slow=True))
+
+
+def is_search_agent(spec: str) -> bool:
+    """A registered slow agent (a search player): measured on ``SEARCH_DECISIONS`` decisions."""
+    from agents import builtin
+
+    return spec in set(builtin(slow=True)) - set(builtin())
 
 
 @dataclasses.dataclass
@@ -184,6 +206,39 @@ def bench_agents(rules: Rules, specs: list[str], batch_size: int, seconds: float
     return results
 
 
+def search_decisions(rules: Rules, count: int = SEARCH_DECISIONS, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """``count`` card plays with a choice (observations, masks), spread over the hands of four
+    hard bots playing eight deals."""
+    from agents import make
+    from hearts_env import loop
+    from hearts_env.observe import decode
+
+    state = engine.init(rules, 8, seed)
+    seen = []
+    loop.play(state, [make("hard", rules=rules)], [0] * rules.num_players, until="hand",
+              on_decision=lambda d: seen.append((d.observation.copy(), d.mask.copy())))
+    obs = np.concatenate([o for o, _ in seen])
+    mask = np.concatenate([m for _, m in seen])
+    rows = ((decode(obs)["phase"][:, 1] > 0) & (mask.sum(axis=1) > 1)).nonzero()[0]
+    rows = rows[np.linspace(0, rows.size - 1, count).round().astype(int)]
+    return obs[rows], mask[rows]
+
+
+def bench_search(rules: Rules, spec: str, seconds: float, seed: int = 0) -> BenchResult:
+    """Decisions/s of a search player at its default budget, on :func:`search_decisions`."""
+    from agents import make
+
+    agent = make(spec, seed=seed, rules=rules)
+    obs, mask = search_decisions(rules, seed=seed)
+
+    def decide() -> int:
+        agent.act(obs, mask)
+        return len(obs)
+
+    moves, elapsed = _timed(decide, seconds)
+    return BenchResult(f"agent:{spec}", len(obs), 0.0, moves / elapsed, elapsed)
+
+
 def bench_open_spiel(seconds: float, seed: int = 0, with_obs: bool = False) -> BenchResult | None:
     """OpenSpiel ``hearts`` random play, or None when ``pyspiel`` is not installed."""
     try:
@@ -223,9 +278,12 @@ def run(
     seconds: float = 3.0,
     with_open_spiel: bool = True,
     with_envs: bool = True,
-    agent_specs: tuple[str, ...] = ("random", "easy", "normal", "hard"),
+    agent_specs: tuple[str, ...] | None = None,
     progress=None,
 ) -> list[BenchResult]:
+    """Every measure; ``agent_specs`` default :func:`default_agents`."""
+    from agents import builtin
+
     say = progress or (lambda message: None)
     results = []
     for with_obs in (False, True):
@@ -243,9 +301,20 @@ def run(
             results.append(bench_aec(rules, seconds))
             say(f"Gymnasium vector env, {max(batch_sizes)} games")
             results.append(bench_vector(rules, max(batch_sizes), seconds))
-    if agent_specs:
-        say(f"agents {', '.join(agent_specs)} at batch {max(batch_sizes)}")
-        results.extend(bench_agents(rules, list(agent_specs), max(batch_sizes), seconds))
+    if agent_specs is None:
+        agent_specs = default_agents()
+    fast = [spec for spec in agent_specs if not is_search_agent(spec)]
+    if fast:
+        say(f"agents {', '.join(fast)} at batch {max(batch_sizes)}")
+        results.extend(bench_agents(rules, fast, max(batch_sizes), seconds))
+    for spec in agent_specs:
+        if not is_search_agent(spec):
+            continue
+        if spec not in builtin(rules, slow=True):
+            say(f"{spec} skipped: it does not play rules '{rules.name}'")
+            continue
+        say(f"search player {spec} on {SEARCH_DECISIONS} card plays")
+        results.append(bench_search(rules, spec, seconds))
     if with_open_spiel and rules.num_players == 4:
         for with_obs in (False, True):
             say("OpenSpiel hearts" + (" with information_state_tensor" if with_obs else ""))
@@ -257,11 +326,13 @@ def run(
 
 def format_table(results: list[BenchResult], rules: Rules) -> str:
     rows = [f"random play, rules '{rules.name}' (passing included)", ""]
-    rows.append(f"{'measure':<15} {'batch':>6} {'hands/s':>12} {'decisions/s':>14} {'peak MiB':>9}")
+    width = max([15] + [len(r.name) for r in results])
+    rows.append(f"{'measure':<{width}} {'batch':>6} {'hands/s':>12} {'decisions/s':>14} {'peak MiB':>9}")
     for r in results:
         mem = "" if r.peak_memory_mb is None else f"{r.peak_memory_mb:9.1f}"
         hands = "" if r.name.startswith("agent:") else f"{r.hands_per_s:,.0f}"
-        rows.append(f"{r.name:<15} {r.batch_size:>6} {hands:>12} {r.decisions_per_s:>14,.0f} {mem}")
+        rate = f"{r.decisions_per_s:>14,.0f}" if r.decisions_per_s >= 100 else f"{r.decisions_per_s:>14,.1f}"
+        rows.append(f"{r.name:<{width}} {r.batch_size:>6} {hands:>12} {rate} {mem}")
     by_name = {}
     for r in results:
         by_name.setdefault(r.name, []).append(r)

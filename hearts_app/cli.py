@@ -45,8 +45,10 @@ def _add_bench_arguments(parser: argparse.ArgumentParser, seconds: float) -> Non
                         help="seconds of play per measurement (default %(default)s)")
     parser.add_argument("--no-open-spiel", action="store_true", help="skip the OpenSpiel reference")
     parser.add_argument("--no-envs", action="store_true", help="skip the PettingZoo and Gymnasium env measurements")
-    parser.add_argument("--agents", default="random,easy,normal,hard", metavar="SPEC,SPEC,...",
-                        help="agents whose decisions/s to measure (default %(default)s; '' for none)")
+    parser.add_argument("--agents", default=",".join(bench.default_agents()), metavar="SPEC,SPEC,...",
+                        help="agents whose decisions/s to measure (default %(default)s; '' for none); a search "
+                             f"player (search, ppo-classic-search) decides for {bench.SEARCH_DECISIONS} card plays "
+                             "at its default budget")
 
 
 def cmd_bench(args: argparse.Namespace) -> int:

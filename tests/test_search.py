@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 import hearts_env as he
 from agents import builtin, make
 from agents.search import SearchAgent
-from hearts_env import cards
-from hearts_env.observe import observe
+from hearts_env import cards, loop
+from hearts_env.observe import decode, observe
 from tests.scripted import game, play
 from tests.test_observe import random_states, relabel_hidden
 
@@ -135,3 +135,82 @@ def test_two_player_rules_are_refused_and_default_line_ups_leave_it_out():
     with pytest.raises(ValueError, match="classic"):
         make("search", rules="two_player")
     assert "search" not in builtin("classic") and "search" in builtin("classic", slow=True)
+
+
+# ---- pinned decisions: what the search players play on fixed real positions, card for card.
+# Speed work on the search (its rollouts, the hard bot, the loop) must keep these lists; a change
+# that alters them changes the player and needs its own reasons (and new figures in docs).
+
+def hard_decisions(games=4, seed=11, every=4):
+    """Real card plays with a choice, from four hard bots playing ``games`` hands."""
+    state = he.init(CLASSIC, games, seed)
+    seen = []
+    loop.play(state, [make("hard")], [0, 0, 0, 0], until="hand",
+              on_decision=lambda d: seen.append((d.observation.copy(), d.mask.copy())))
+    obs = np.concatenate([o for o, _ in seen])
+    mask = np.concatenate([m for _, m in seen])
+    choice = (decode(obs)["phase"][:, 1] > 0) & (mask.sum(axis=1) > 1)
+    rows = choice.nonzero()[0][::every]
+    return obs[rows], mask[rows]
+
+
+PINNED_SEARCH = [5, 6, 48, 2, 47, 41, 39, 48, 4, 42, 21, 2, 23, 19, 19, 24, 48, 49, 18, 32, 49, 2, 41, 19,
+                 15, 2, 35, 24, 18, 49, 16, 3, 14, 8, 50, 25, 23, 2, 6, 48, 4, 32]
+PINNED_CHUNKED = [5, 12, 18, 2, 47, 41, 44, 13, 7, 45, 14, 2, 23, 25, 39, 24, 50, 49, 18, 30, 49, 20, 34, 19,
+                  15, 2, 35, 24, 13, 49, 16, 3, 31, 8, 50, 25, 23, 2, 6, 48, 4, 32]
+PINNED_VALUES = [[3.25, 3.25], [13.875, 13.875, 13.875, 13.875, 12.0],
+                 [1.875, 1.875, 1.5, 1.5, 2.5, 2.5, 2.5, 1.625, 1.625, 1.625],
+                 [12.625, 12.625, 12.625, 13.5, 18.125, 16.25, 16.25, 16.25, 17.375, 18.625, 18.625]]
+PINNED_POLICY_SEARCH = [1, 7, 18, 4, 48, 46, 39, 21, 7, 45, 1, 2, 23, 23, 43, 10]
+
+
+@pytest.fixture(scope="module")
+def pinned_decisions():
+    obs, mask = hard_decisions()
+    assert len(obs) == 42
+    return obs, mask
+
+
+def test_the_search_plays_the_pinned_cards(pinned_decisions):
+    obs, mask = pinned_decisions
+    assert make("search", seed=0).act(obs, mask).tolist() == PINNED_SEARCH
+    # Several chunks of decisions in one call (the worlds are sampled chunk by chunk).
+    assert SearchAgent(CLASSIC, determinizations=4, chunk=5, seed=1).act(obs, mask).tolist() == PINNED_CHUNKED
+    values = SearchAgent(CLASSIC, determinizations=8, seed=2).card_values(obs[:4], mask[:4])
+    assert [row[np.isfinite(row)].tolist() for row in values] == PINNED_VALUES
+
+
+def test_rollouts_in_pieces_play_the_same(pinned_decisions, monkeypatch):
+    import agents.search
+
+    obs, mask = pinned_decisions
+    monkeypatch.setattr(agents.search, "ROLLOUT_GAMES", 333)  # pieces of 256 to 333 games
+    assert make("search", seed=0).act(obs, mask).tolist() == PINNED_SEARCH
+    values = SearchAgent(CLASSIC, determinizations=8, seed=2).card_values(obs[:4], mask[:4])
+    assert [row[np.isfinite(row)].tolist() for row in values] == PINNED_VALUES
+
+
+def test_the_policy_search_plays_the_pinned_cards(pinned_decisions):
+    pytest.importorskip("torch")
+    obs, mask = pinned_decisions
+    assert make("ppo-classic-search", seed=0).act(obs[:16], mask[:16]).tolist() == PINNED_POLICY_SEARCH
+
+
+def test_hearts_bench_measures_the_search_player_on_real_card_plays():
+    from hearts_app import bench
+
+    obs, mask = bench.search_decisions(CLASSIC)
+    assert len(obs) == bench.SEARCH_DECISIONS
+    assert ((decode(obs)["phase"][:, 1] > 0) & (mask.sum(axis=1) > 1)).all()
+    assert len({o.tobytes() for o in obs}) == len(obs)
+    result = bench.bench_search(CLASSIC, "search", seconds=0)
+    assert (result.name, result.batch_size) == ("agent:search", bench.SEARCH_DECISIONS)
+    assert result.decisions_per_s > 0
+    assert bench.is_search_agent("search") and not bench.is_search_agent("hard")
+    assert ("ppo-classic-search" in bench.default_agents()) == ("ppo-classic-search" in builtin(slow=True))
+    # Rules it does not play: skipped with a word, not a crash.
+    said = []
+    results = bench.run(he.Rules.preset("two_player"), batch_sizes=(2,), seconds=0, with_open_spiel=False,
+                        with_envs=False, agent_specs=("search",), progress=said.append)
+    assert not [r for r in results if r.name.startswith("agent:")]
+    assert any("search skipped" in line for line in said)

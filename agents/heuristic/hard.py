@@ -74,13 +74,17 @@ Leading
 Then ``normal``'s play rules (``take_clean_trick_last``, ``play_highest_loser``, ...).
 
 The bot is batched like the others, and to stay fast ``HardBot.decide`` runs each phase (passing,
-leading, following, discarding) on its own games with only the rules tagged for that phase; the
-result is the same as running the whole list on every game.
+leading, following, discarding) on its own games with only the rules tagged for that phase (the
+moon rules, which open every play phase's list, once on all the play games); the result is the
+same as running the whole list on every game. The tables of those games are ``Subset``s: each
+piece, and the ``Facts`` worked out once for the whole batch, is cut for them when a rule first
+reads it.
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 
 import numpy as np
 
@@ -155,16 +159,27 @@ def moon_off(t: Table) -> np.ndarray:
     return getattr(t, "moon_off", np.zeros(t.n, dtype=bool))
 
 
+class Subset(Table):
+    """The table of some games of another table. Each piece is cut from the other table's when a
+    rule first reads it (most rules read a few of the pieces), and so are the ``Facts`` when the
+    other table has them worked out."""
+
+    def __init__(self, parent: Table, rows: np.ndarray):  # (not Table.__init__: nothing to decode)
+        self._parent, self._rows, self.n = parent, rows, len(rows)
+
+    def __getattr__(self, name: str):
+        if name.startswith("__") or name == "_facts":  # (facts are cut by facts())
+            raise AttributeError(name)
+        value = getattr(self._parent, name)
+        if isinstance(value, np.ndarray) and value.ndim and value.shape[0] == self._parent.n:
+            value = value[self._rows]
+        self.__dict__[name] = value
+        return value
+
+
 def subset(t: Table, rows: np.ndarray) -> Table:
     """The table of the games ``rows`` only."""
-    view = copy.copy(t)
-    for key, value in t.__dict__.items():
-        if key == "_facts":
-            del view.__dict__[key]
-        elif isinstance(value, np.ndarray) and value.ndim and value.shape[0] == t.n:
-            setattr(view, key, value[rows])
-    view.n = len(rows)
-    return view
+    return Subset(t, rows)
 
 
 def on_rows(t: Table, active: np.ndarray, rule) -> np.ndarray:
@@ -202,6 +217,15 @@ class Facts:
         #: [N, 4] seats still to play to this trick after me.
         self.later = (t.trick_card < 0) & self.opponents
         self._counts = None
+
+    def cut(self, t: Table, rows: np.ndarray) -> Facts:
+        """These facts for the games ``rows`` only (``t``: their table)."""
+        f = copy.copy(self)
+        f.t = t
+        for name in ("out", "sent", "holds", "opponents", "later"):
+            setattr(f, name, getattr(self, name)[rows])
+        f._counts = None if self._counts is None else tuple(c[rows] for c in self._counts)
+        return f
 
     def _count(self):
         if self._counts is None:
@@ -242,8 +266,16 @@ class Facts:
 def facts(t: Table) -> Facts:
     f = t.__dict__.get("_facts")
     if f is None:
-        f = t._facts = Facts(t)
+        parent = t.__dict__.get("_parent")
+        f = t._facts = facts(parent).cut(t, t._rows) if _knows_facts(parent) else Facts(t)
     return f
+
+
+def _knows_facts(t: Table | None) -> bool:
+    """Whether ``t`` or a table it was cut from has its facts worked out."""
+    while t is not None and "_facts" not in t.__dict__:
+        t = t.__dict__.get("_parent")
+    return t is not None
 
 
 def bosses(t: Table, bits: np.ndarray) -> np.ndarray:
@@ -564,16 +596,40 @@ class HardBot(RuleBot):
         return [names[i] for i in chosen_by]
 
     def decide(self, table: Table) -> tuple[np.ndarray, np.ndarray]:
-        """As ``RuleBot.decide``, but each phase runs on its own games with the rules tagged for it."""
+        """As ``RuleBot.decide``, but each phase runs on its own games with the rules tagged for it;
+        the rules that open every play phase's list (the moon rules) run once on all the play
+        games, and each phase's other rules on its games that they left open."""
+        none = len(self.rules)
         choice = np.full(table.n, NO_CARD, dtype=np.int64)
-        chosen_by = np.full(table.n, len(self.rules), dtype=np.int64)
+        chosen_by = np.full(table.n, none, dtype=np.int64)
         group = np.select([table.passing, table.leading, table.following], [0, 1, 2], 3)
-        for g, phase in enumerate((PASS, LEAD, FOLLOW, DISCARD)):
-            rows = np.flatnonzero(group == g)
+        lists, opening = _phase_lists(tuple(self.rules))
+        playing = np.flatnonzero(group > 0)
+        if playing.size:
+            facts(table)  # worked out once for all the games, cut for each subset
+            if opening:
+                t = table if playing.size == table.n else subset(table, playing)
+                choice[playing], chosen_by[playing] = first_match(t, opening, none)
+        for g, phase in enumerate((PASS,) + PLAY):
+            rows = np.flatnonzero((group == g) & (choice < 0))
             if rows.size == 0:
                 continue
             t = table if rows.size == table.n else subset(table, rows)
-            tagged = ((i, rule) for i, rule in enumerate(self.rules) if phase in phases_of(rule))
-            choice[rows], chosen_by[rows] = first_match(t, tagged, len(self.rules))
+            choice[rows], chosen_by[rows] = first_match(t, lists[phase], none)
         choice = with_fallback(table, choice)
         return choice, chosen_by
+
+
+@functools.lru_cache(maxsize=8)
+def _phase_lists(rules: tuple) -> tuple[dict, list]:
+    """(phase -> its ``(index, rule)`` list, the play phases' common opening rules taken out of
+    theirs; that opening)."""
+    lists = {phase: [(i, rule) for i, rule in enumerate(rules) if phase in phases_of(rule)] for phase in (PASS,) + PLAY}
+    opening = []
+    for entries in zip(*(lists[phase] for phase in PLAY)):
+        if any(entry != entries[0] for entry in entries):
+            break
+        opening.append(entries[0])
+    for phase in PLAY:
+        lists[phase] = lists[phase][len(opening):]
+    return lists, opening

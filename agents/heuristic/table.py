@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from hearts_env import cards
-from hearts_env.observe import decode
+from hearts_env.observe import OBSERVATION_LAYOUT, decode
 
 C, D, H, S = cards.CLUBS, cards.DIAMONDS, cards.HEARTS, cards.SPADES
 QS = cards.BIT[cards.QUEEN_OF_SPADES]
@@ -53,9 +53,32 @@ def has(bits: np.ndarray, card_bits) -> np.ndarray:
     return (bits & card_bits) != 0
 
 
+#: RANK_MAJOR_BITS[x]: the 13-bit suit field x (bit r = rank r) spread to bits 4r, so that the four
+#: suits of a card set interleave into one set ordered by rank, then suit (bit 4 * rank + suit).
+_RANK_MAJOR_BITS = np.array([sum(((x >> r) & 1) << (4 * r) for r in range(13)) for x in range(1 << 13)],
+                            dtype=np.uint64)
+_SUIT_FIELD = np.uint64((1 << cards.NUM_RANKS) - 1)
+#: From this many games on, ``pick`` by HIGH_RANK or LOW_RANK works on bits (fewer, larger steps
+#: than the general path, which builds [N, 52] arrays).
+_BITS_PICK_FROM = 512
+
+
+def _rank_major(bits: np.ndarray) -> np.ndarray:
+    """Card sets re-ordered so that bit ``4 * rank + suit`` (= HIGH_RANK) holds each card."""
+    out = _RANK_MAJOR_BITS[(bits & _SUIT_FIELD).astype(np.intp)]
+    for suit in range(1, 4):
+        field = (bits >> np.uint64(cards.NUM_RANKS * suit)) & _SUIT_FIELD
+        out |= _RANK_MAJOR_BITS[field.astype(np.intp)] << np.uint64(suit)
+    return out
+
+
 def pick(candidates: np.ndarray, preference: np.ndarray) -> np.ndarray:
     """Per game, the card of the set ``candidates`` with the highest ``preference`` ([52] or
     [N, 52]); -1 where the set is empty."""
+    if (preference is HIGH_RANK or preference is LOW_RANK) and np.size(candidates) >= _BITS_PICK_FROM:
+        ordered = _rank_major(candidates)
+        at = cards.highest_card(ordered) if preference is HIGH_RANK else cards.lowest_card(ordered)
+        return np.where(candidates != 0, (at & 3) * cards.NUM_RANKS + (at >> 2), -1)
     mask = cards.to_mask(candidates)
     scored = np.where(mask, preference + 1000.0, -np.inf)
     choice = scored.argmax(axis=1)
@@ -76,11 +99,11 @@ class Table:
         self.players = np.where(flags[:, 7] > 0.5, 2, 4)  # two_players
         self.deck = np.where(flags[:, 6] > 0.5, _SHORT_DECK, cards.ALL_BITS)
 
-        self.legal = cards.from_mask(np.asarray(action_mask) > 0)
-        self.hand = cards.from_mask(pieces["hand"] > 0.5)
-        self.passed = cards.from_mask(pieces["passed"] > 0.5)
-        self.received = cards.from_mask(pieces["received"] > 0.5)
-        self.played_by = cards.from_mask(pieces["played_by"] > 0.5)  # [N, 4] by relative seat
+        self.legal = _card_sets(np.asarray(action_mask), 0)[:, 0]
+        sets = _card_sets(np.asarray(observation)[:, :_CARD_SETS * cards.NUM_CARDS], 0.5)
+        self.hand, self.passed, self.received = sets[:, 0].copy(), sets[:, 1].copy(), sets[:, 2].copy()
+        trick_sets = sets[:, 3:7]  # [N, 4] by relative seat (one card at most)
+        self.played_by = np.ascontiguousarray(sets[:, 7:11])  # [N, 4] by relative seat
         self.played = np.bitwise_or.reduce(self.played_by, axis=1)
         self.passing = pieces["phase"][:, 0] > 0.5
         self.pass_offset = pieces["pass_direction"].argmax(axis=1)  # relative receiver, 0 = none
@@ -90,8 +113,7 @@ class Table:
         self.trick_number = pieces["trick_number"][:, 0]
 
         # The current trick.
-        trick = pieces["trick"] > 0.5  # [N, 4, 52]
-        self.trick_card = np.where(trick.any(axis=2), trick.argmax(axis=2), -1)  # [N, 4]
+        self.trick_card = np.where(trick_sets != 0, cards.lowest_card(trick_sets), -1)  # [N, 4]
         self.in_trick = (self.trick_card >= 0).sum(axis=1)
         self.leading = self.in_trick == 0
         leader = pieces["trick_leader"].argmax(axis=1)
@@ -131,6 +153,23 @@ class Table:
 
     def suit_count(self, bits: np.ndarray, suit: int) -> np.ndarray:
         return cards.count(bits & cards.SUIT_BITS[suit]).astype(np.int64)
+
+
+#: The card-set pieces of the observation (hand, passed, received, trick x 4, played_by x 4), side by
+#: side at its start in that order.
+_CARD_SETS = 11
+assert [OBSERVATION_LAYOUT[name][0].start for name in ("hand", "passed", "received", "trick", "played_by")] == \
+    [0, 52, 104, 156, 364]
+
+
+def _card_sets(values: np.ndarray, threshold: float) -> np.ndarray:
+    """``[N, S * 52]`` per-card values -> ``[N, S]`` card sets of the cards above ``threshold``
+    (as ``cards.from_mask(values > threshold)``, with each set padded to 64 bits so that one flat
+    packing makes them all)."""
+    n, sets = values.shape[0], values.shape[1] // cards.NUM_CARDS
+    padded = np.zeros((n, sets, 64), dtype=bool)
+    np.greater(values.reshape(n, sets, cards.NUM_CARDS), threshold, out=padded[:, :, :cards.NUM_CARDS])
+    return np.packbits(padded, bitorder="little").view("<u8").reshape(n, sets).astype(np.uint64, copy=False)
 
 
 _SHORT_DECK = cards.bits_of(s * 13 + r for s in range(4) for r in (0, 2, 4, 6, 8, 10, 12))
