@@ -65,12 +65,10 @@ def checkpoint(tmp_path: Path, name: str = "ok.pt", **meta_changes) -> Path:
     return path
 
 
-def test_checkpoint_naming_a_huge_layer_is_refused_before_allocating(tmp_path):
-    # 20 million units would take 50 GB; the file stores the weights of 8. Loaded in a child
-    # process limited to 6 GB of address space, so a loader that builds the network first fails
-    # there (with a traceback) instead of filling this machine's memory.
-    path = checkpoint(tmp_path, "huge.pt", hidden=[20_000_000])
-    assert path.stat().st_size < 100_000
+def load_net_in_capped_child(path):
+    """``load_net(path)`` in a child process limited to 6 GB of address space, so a loader that
+    builds the network before checking the file fails there (with a traceback) instead of filling
+    this machine's memory; a refusal exits with code 3 and prints the message."""
     script = (
         "import resource, sys\n"
         "resource.setrlimit(resource.RLIMIT_AS, (6 << 30, 6 << 30))\n"
@@ -84,6 +82,16 @@ def test_checkpoint_naming_a_huge_layer_is_refused_before_allocating(tmp_path):
     run = subprocess.run([sys.executable, "-c", script, str(path)], cwd=ROOT, capture_output=True, text=True,
                          timeout=300, check=False)
     assert run.returncode == 3, run.stderr[-3000:]
+    return run
+
+
+def test_checkpoint_naming_a_huge_layer_is_refused_before_allocating(tmp_path):
+    # 20 million units would take 50 GB; the file stores the weights of 8. Loaded in a child
+    # process limited to 6 GB of address space, so a loader that builds the network first fails
+    # there (with a traceback) instead of filling this machine's memory.
+    path = checkpoint(tmp_path, "huge.pt", hidden=[20_000_000])
+    assert path.stat().st_size < 100_000
+    run = load_net_in_capped_child(path)
     assert_plain_refusal(run.stdout, "not a valid Hearts Lab checkpoint")
     assert "20000000" in run.stdout and "trunk.0.weight" in run.stdout
 
@@ -173,19 +181,7 @@ def test_checkpoint_of_stride_0_weights_is_refused_before_allocating(tmp_path):
     # limited to 6 GB of address space, as above.
     path = stored_as(tmp_path, "stride0.pt", [20_000_000], lambda shape: torch.zeros(1).expand(shape))
     assert path.stat().st_size < 100_000
-    script = (
-        "import resource, sys\n"
-        "resource.setrlimit(resource.RLIMIT_AS, (6 << 30, 6 << 30))\n"
-        "from agents.checkpoint import CheckpointError, load_net\n"
-        "try:\n"
-        "    load_net(sys.argv[1])\n"
-        "except CheckpointError as err:\n"
-        "    print(err)\n"
-        "    sys.exit(3)\n"
-    )
-    run = subprocess.run([sys.executable, "-c", script, str(path)], cwd=ROOT, capture_output=True, text=True,
-                         timeout=300, check=False)
-    assert run.returncode == 3, run.stderr[-3000:]
+    run = load_net_in_capped_child(path)
     assert_plain_refusal(run.stdout, "not a valid Hearts Lab checkpoint")
     assert str(path.stat().st_size) in run.stdout
 
