@@ -141,12 +141,18 @@ class PolicyAgent:
         self.generator = torch.Generator().manual_seed(seed if seed is not None else 0)
 
     @torch.no_grad()
-    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
+    def policy(self, observation: np.ndarray, action_mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(actions [N] int64, probabilities [N, 52])``: the cards played and the softmax of the
+        masked logits (what the exported model reports, and what a sampling agent draws from)."""
         obs = torch.as_tensor(np.asarray(observation, dtype=np.float32))
         mask = torch.as_tensor(np.asarray(action_mask).astype(bool))
         logits, _ = self.net(obs, mask)
+        probabilities = torch.softmax(logits, dim=-1)
         if self.sample:
-            actions = torch.multinomial(torch.softmax(logits, dim=-1), 1, generator=self.generator).squeeze(-1)
+            actions = torch.multinomial(probabilities, 1, generator=self.generator).squeeze(-1)
         else:
             actions = logits.argmax(dim=-1)
-        return actions.numpy().astype(np.int64)
+        return actions.numpy().astype(np.int64), probabilities.numpy()
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
+        return self.policy(observation, action_mask)[0]

@@ -72,28 +72,17 @@ class AgentInfo:
 
 
 def has_probabilities(agent: Any) -> bool:
-    """Whether the agent is a policy whose card probabilities :func:`decide` can report."""
-    if callable(getattr(agent, "policy", None)):  # onnx: agents (and any agent with policy())
-        return True
-    return getattr(agent, "net", None) is not None and not getattr(agent, "sample", False)  # ckpt: agents
+    """Whether the agent is a policy whose card probabilities :func:`decide` can report: it has
+    ``policy(observation, mask) -> (actions, probabilities)`` (``ckpt:`` and ``onnx:`` agents)."""
+    return callable(getattr(agent, "policy", None))
 
 
 def decide(agent: Any, observation: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
     """``(actions [N], probabilities [N, 52] or None)``: what the agent plays, and how likely it
-    thought each card when it is a policy (``policy()``; a checkpoint's greedy net: the softmax of
-    its masked logits, as the exported model computes them)."""
-    policy = getattr(agent, "policy", None)
-    if callable(policy):
-        actions, probabilities = policy(observation, mask)
-        return np.asarray(actions, dtype=np.int64), np.asarray(probabilities, dtype=np.float64)
+    thought each card when it is a policy."""
     if has_probabilities(agent):
-        import torch  # a ckpt: agent: torch is loaded already
-
-        with torch.no_grad():
-            logits, _ = agent.net(torch.as_tensor(np.asarray(observation, dtype=np.float32)),
-                                  torch.as_tensor(np.asarray(mask).astype(bool)))
-            probabilities = torch.softmax(logits, dim=-1).numpy().astype(np.float64)
-        return np.asarray(agent.act(observation, mask), dtype=np.int64), probabilities
+        actions, probabilities = agent.policy(observation, mask)
+        return np.asarray(actions, dtype=np.int64), np.asarray(probabilities, dtype=np.float64)
     return np.asarray(agent.act(observation, mask), dtype=np.int64), None
 
 
