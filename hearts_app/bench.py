@@ -70,8 +70,7 @@ class BenchResult:
 
 def random_actions(legal: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """One uniformly random card of each legal set (0 for empty sets)."""
-    choice = rng.integers(0, np.maximum(cards.count(legal), 1))
-    return cards.nth_card(legal, choice)
+    return cards.uniform_cards(legal, rng)
 
 
 def _endless(rules: Rules) -> Rules:

@@ -43,6 +43,7 @@ from . import engine
 from .observe import observe as encode
 from .render import render as render_text
 from .rules import Rules
+from .state import OVER
 from .spaces import action_mask_box, action_space, observation_box
 
 EPISODES = ("hand", "game")
@@ -106,6 +107,10 @@ class raw_env(AECEnv):
         self._action_space = action_space()
         self._seed_rng = np.random.default_rng()
         self.state: engine.State | None = None
+        # Per-seat arrays made once: a step at batch 1 costs a few microseconds, so allocations count.
+        self._seat_of = {agent: seat for seat, agent in enumerate(self.possible_agents)}
+        self._seat_arrays = [np.array([seat]) for seat in range(self.rules.num_players)]
+        self._action = np.zeros(1, dtype=np.int64)
 
     # ---- spaces ---------------------------------------------------------------------------------
 
@@ -149,18 +154,23 @@ class raw_env(AECEnv):
             return
         if action is None:
             raise engine.IllegalActionError(f"{agent} must play a card (0..51), got None")
-        engine.step_inplace(self.state, np.array([action]))  # raises, unchanged, if illegal
+        action = np.asarray(action)
+        if action.dtype.kind not in "iu" or action.size != 1:  # refused: the engine says what is wrong
+            engine.step_inplace(self.state, action.reshape(-1))
+        self._action[0] = action.item()
+        engine.step_inplace(self.state, self._action)  # raises, unchanged, if illegal
         self._cumulative_rewards[agent] = 0
         self._clear_rewards()
-        if self.state.hand_over[0]:
-            points = self.state.last_hand_points[0]
+        state = self.state
+        if state.hand_over[0]:
+            points = state.last_hand_points[0].tolist()
             for seat, name in enumerate(self.possible_agents):
                 self.rewards[name] = -float(points[seat])
-        if self.state.done[0]:
+        if state.phase[0] == OVER:
             self.terminations = dict.fromkeys(self.agents, True)
-            seat = (self.possible_agents.index(agent) + 1) % len(self.possible_agents)
+            seat = (self._seat_of[agent] + 1) % len(self.possible_agents)
         else:
-            seat = int(self.state.current_player[0])
+            seat = int(state.current_player[0])
         self.agent_selection = self.possible_agents[seat]
         self._accumulate_rewards()
         if self.render_mode == "human":
@@ -169,11 +179,12 @@ class raw_env(AECEnv):
     # ---- views ----------------------------------------------------------------------------------
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        seat = self.possible_agents.index(agent)
-        observation = encode(self.state, np.array([seat]))[0]
-        mask = np.zeros(52, dtype=np.int8)
+        seat = self._seat_of[agent]
+        observation = encode(self.state, self._seat_arrays[seat])[0]
         if self.state.current_player[0] == seat:
-            mask[:] = engine.legal_mask(self.state)[0]
+            mask = engine.legal_mask(self.state)[0].view(np.int8)
+        else:
+            mask = np.zeros(52, dtype=np.int8)
         return {"observation": observation, "action_mask": mask}
 
     def render(self) -> str | None:

@@ -19,6 +19,8 @@ from typing import Iterable
 
 import numpy as np
 
+from .compiled import jit
+
 NUM_CARDS = 52
 NUM_SUITS = 4
 NUM_RANKS = 13
@@ -116,17 +118,50 @@ def cards_of(bits: int | np.integer) -> list[int]:
     return [c for c in range(NUM_CARDS) if value >> c & 1]
 
 
+_M1 = np.uint64(0x5555555555555555)
+_M2 = np.uint64(0x3333333333333333)
+_M4 = np.uint64(0x0F0F0F0F0F0F0F0F)
+_H01 = np.uint64(0x0101010101010101)
+
+
+@jit
+def popcount(x):
+    """Number of cards in one set, inside compiled code (LLVM turns this into one instruction)."""
+    x = np.uint64(x)
+    x = x - ((x >> np.uint64(1)) & _M1)
+    x = (x & _M2) + ((x >> np.uint64(2)) & _M2)
+    x = (x + (x >> np.uint64(4))) & _M4
+    return np.int64((x * _H01) >> np.uint64(56))
+
+
+@jit
+def bit(card):
+    """The one-card set of ``card`` (an id 0..51), inside compiled code."""
+    return np.uint64(1) << np.uint64(card)
+
+
 def count(bits: np.ndarray) -> np.ndarray:
     """Number of cards in each set (elementwise popcount)."""
     return np.bitwise_count(np.asarray(bits, dtype=np.uint64))
 
 
+@jit
+def _unpack(card_sets):
+    out = np.empty((card_sets.size, NUM_CARDS), dtype=np.uint8)
+    for i in range(card_sets.size):
+        x = card_sets[i]
+        for card in range(NUM_CARDS):
+            out[i, card] = (x >> np.uint64(card)) & np.uint64(1)
+    return out
+
+
 def unpack(bits: np.ndarray) -> np.ndarray:
     """``[...]`` card sets -> ``[..., 52]`` uint8 0/1 (card ``c`` at position ``c``)."""
-    shape = np.shape(bits)
-    as_bytes = np.ascontiguousarray(bits, dtype="<u8").reshape(-1, 1).view(np.uint8)
-    mask = np.unpackbits(as_bytes, axis=1, count=NUM_CARDS, bitorder="little")
-    return mask.reshape(shape + (NUM_CARDS,))
+    bits = np.asarray(bits)
+    shape = bits.shape
+    if bits.dtype != np.uint64 or not bits.flags.c_contiguous:
+        bits = np.ascontiguousarray(bits, dtype=np.uint64)
+    return _unpack(bits.reshape(-1)).reshape(shape + (NUM_CARDS,))
 
 
 def to_mask(bits: np.ndarray) -> np.ndarray:
@@ -161,14 +196,44 @@ def highest_card(bits: np.ndarray) -> np.ndarray:
     return np.bitwise_count(x).astype(np.int64) - 1
 
 
+@jit
+def nth_of(card_set, n):
+    """Id of the ``n``-th lowest card (0-based) of one set, inside compiled code (-1 past its end)."""
+    x = np.uint64(card_set)
+    for _ in range(n):
+        x &= x - np.uint64(1)  # clear the lowest card
+    if x == 0:
+        return -1
+    return popcount((x & (~x + np.uint64(1))) - np.uint64(1))
+
+
+@jit
+def _nth_cards(card_sets, n):
+    out = np.empty(card_sets.size, dtype=np.int64)
+    for i in range(card_sets.size):
+        out[i] = nth_of(card_sets[i], n[i])
+    return out
+
+
 def nth_card(bits: np.ndarray, n: np.ndarray) -> np.ndarray:
     """Id of the ``n``-th lowest card (0-based) of each set; ``n`` must be below its count."""
-    x = np.array(bits, dtype=np.uint64)
-    n = np.asarray(n)
-    for k in range(int(n.max(initial=0))):
-        drop = n > k
-        x = np.where(drop, x & (x - np.uint64(1)), x)  # clear the lowest card
-    return lowest_card(x)
+    bits = np.asarray(bits, dtype=np.uint64)
+    n = np.broadcast_to(np.asarray(n, dtype=np.int64), bits.shape)
+    return _nth_cards(np.ascontiguousarray(bits).reshape(-1), np.ascontiguousarray(n).reshape(-1)).reshape(bits.shape)
+
+
+@jit
+def _uniform_cards(card_sets, uniforms):
+    out = np.empty(card_sets.size, dtype=np.int64)
+    for i in range(card_sets.size):
+        out[i] = max(nth_of(card_sets[i], int(uniforms[i] * popcount(card_sets[i]))), 0)
+    return out
+
+
+def uniform_cards(bits: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One uniformly random card of each set ``[N]`` (0 for an empty set), drawn with ``rng``."""
+    bits = np.ascontiguousarray(bits, dtype=np.uint64).reshape(-1)
+    return _uniform_cards(bits, rng.random(bits.size))
 
 
 def format_cards(cards: Iterable[int], symbols: bool = False) -> str:

@@ -22,6 +22,10 @@ moon); ``last_trick*`` hold the last completed trick and its winner (see ``state
 The phase of each game is ``state.PASS`` (seats pick cards to pass, seat 0 first), ``state.PLAY``
 or ``state.OVER``. The step is validate, then apply: pass pick or card play, then trick, hand and
 game resolution for just the games that reached them, then the new legal sets.
+
+The step runs as one compiled kernel (``hearts_env.compiled``) that loops over the games of the
+batch and applies the rules of ``passing``, ``play``, ``scoring`` and ``deal`` to each; its
+arguments are the state's eight storage arrays (``State.groups``) and the rules as two arrays.
 """
 
 from __future__ import annotations
@@ -31,9 +35,19 @@ from typing import Sequence
 
 import numpy as np
 
-from . import cards, deal, passing, play, scoring
+from . import cards, deal
+from .compiled import jit
+from .constants import PR_DECK_LENGTH, PR_PLAYERS, constants, state_views
+from .passing import choose, exchange, legal_passes, offset_of
+from .play import finish_trick, legal_cards, play_card, start_play
 from .rules import Rules
-from .state import OVER, PASS, PHASE_NAMES, PLAY, EngineArgumentError, State, check_games, every_or, flat
+from .scoring import is_game_over, score_hand, sole_lowest
+from .state import (
+    CURRENT_PLAYER, DEAD, DEALT, FINAL_HAND, HAND_NUMBER, HANDS, HISTORY, HISTORY_LENGTH, HISTORY_SEAT,
+    LAST_HAND_DEAD, LAST_HAND_DEALT, LAST_HAND_HISTORY, LAST_HAND_HISTORY_SEAT, LAST_HAND_LENGTH, LAST_HAND_NUMBER,
+    LAST_HAND_POINTS, LAST_HAND_WON, LEGAL, NUM_IN_TRICK, OVER, PASS, PASSED, PHASE, PHASE_NAMES, PLAY, PLAYED,
+    SCORES, SEED, TAKEN, TRICK, TRICK_NUMBER, WINNER, EngineArgumentError, State, check_games,
+)
 
 
 class IllegalActionError(EngineArgumentError):
@@ -105,10 +119,8 @@ def init_from_seeds(
     state.hand_number[:] = hand_number
     if single_hand:
         state.final_hand[:] = state.hand_number
-    games = np.arange(seeds.size)
     hands, dead = deal.deal(rules, seeds, state.hand_number)
-    _start_hand(state, games, hands, dead)
-    _update_legal(state)
+    _start(state, hands, dead)
     return state
 
 
@@ -180,8 +192,7 @@ def from_deals(
     seat_bits = [(owners == p) for p in range(rules.num_players)]
     hands = np.stack([cards.from_mask(m) for m in seat_bits], axis=1)
     dead = cards.from_mask(owners < 0) & rules.deck_bits
-    _start_hand(state, np.arange(g), hands, dead)
-    _update_legal(state)
+    _start(state, hands, dead)
     return state
 
 
@@ -236,15 +247,19 @@ def step(state: State, actions: np.ndarray | Sequence[int], games: np.ndarray | 
     act; the others stay as they are and their entries of ``actions`` are ignored. A bad
     ``games`` raises :class:`EngineArgumentError`.
     """
-    acting = validate_actions(state, actions, games)
+    actions, acting = _checked_arguments(state, actions, games)
+    _refuse_illegal(state, actions, acting)  # before the copy: an illegal action costs no copy
     after = state.copy()
-    _apply(after, *acting)
+    _run_step(after, actions, acting)
     return after
 
 
 def step_inplace(state: State, actions: np.ndarray | Sequence[int], games: np.ndarray | None = None) -> None:
     """Like :func:`step` but updates ``state`` itself (after validating, so an error changes nothing)."""
-    _apply(state, *validate_actions(state, actions, games))
+    actions, acting = _checked_arguments(state, actions, games)
+    bad = _run_step(state, actions, acting)
+    if bad >= 0:
+        raise IllegalActionError(describe_illegal(state, bad, int(actions[bad])))
 
 
 def validate_actions(
@@ -253,35 +268,16 @@ def validate_actions(
     """``(actions as int64, which games act)``, or :class:`IllegalActionError` naming the first illegal one.
 
     Only the acting games' entries of the returned actions are meaningful (the others are not checked)."""
-    actions = np.asarray(actions)
-    if actions.shape != (state.batch_size,):
-        raise IllegalActionError(
-            f"expected one action per game, shape ({state.batch_size},); got shape {actions.shape}"
-        )
-    if actions.dtype.kind not in "iu":
-        raise IllegalActionError(f"actions must be integer card ids 0..51, got dtype {actions.dtype}")
-    actions = actions.astype(np.int64, copy=False)
-    acting = state.phase != OVER
-    if games is not None:
-        games = check_games(games, state.batch_size)
-        if games.dtype.kind == "b":
-            acting &= games
-        else:
-            chosen = np.zeros(state.batch_size, dtype=bool)
-            chosen[games] = True
-            # A game listed twice would still act once: refuse it as the caller's mistake it is.
-            if np.count_nonzero(chosen) != games.size:
-                values, counts = np.unique(games, return_counts=True)
-                raise EngineArgumentError(f"games lists game {values[counts > 1][0]} twice; "
-                                          "each game acts at most once per step")
-            acting &= chosen
-    in_range = (actions >= 0) & (actions < cards.NUM_CARDS)
-    safe = np.where(in_range, actions, 0).astype(np.uint64)
-    ok = ~acting | (in_range & ((state.legal >> safe) & np.uint64(1)).astype(bool))
-    if not ok.all():
-        game = int(np.flatnonzero(~ok)[0])
-        raise IllegalActionError(describe_illegal(state, game, int(actions[game])))
-    return actions, acting
+    actions, acting = _checked_arguments(state, actions, games)
+    _refuse_illegal(state, actions, acting)
+    every = acting.size == 0
+    return actions, (state.phase != OVER) if every else (acting & (state.phase != OVER))
+
+
+def update_legal(state: State) -> None:
+    """Recompute every game's legal set (``state.legal``) after its arrays were edited by hand."""
+    c = constants(state.rules)
+    _update_legal_in(c.params, c.bits, state.buffer)
 
 
 def describe_illegal(state: State, game: int, action: int) -> str:
@@ -292,119 +288,195 @@ def describe_illegal(state: State, game: int, action: int) -> str:
     return f"{where}player {state.current_player[game]} cannot {phase} {what}; legal: {legal}"
 
 
-def _apply(state: State, actions: np.ndarray, acting: np.ndarray) -> None:
-    games = acting.nonzero()[0]
-    actions = actions[games]
-    _record(state, games, actions)
-    passing_now = state.phase[games] == PASS
-    passing_games, passing_actions = games[passing_now], actions[passing_now]
-    playing_games, playing_actions = games[~passing_now], actions[~passing_now]
-    if passing_games.size:
-        exchanged = passing.choose(state, passing_games, passing_actions)
-        if exchanged.size:
-            passing.exchange(state, exchanged)
-            _start_play(state, exchanged)
-    if playing_games.size:
-        tricks_done = play.play_card(state, playing_games, playing_actions)
-        if tricks_done.size:
-            hands_done = play.finish_trick(state, tricks_done)
-            if hands_done.size:
-                _finish_hand(state, hands_done)
-    _update_legal(state)
+_EVERY_GAME = np.zeros(0, dtype=bool)  # ``acting`` for "every game that is not over"
 
 
-def _record(state: State, games: np.ndarray, actions: np.ndarray) -> None:
-    """Append each acting game's action (``actions[i]`` of ``games[i]``) to its hand's history."""
-    rows = every_or(games, state.batch_size)
-    length = state.history_length[rows]
-    at = games * state.history.shape[1] + length  # flat indices: one write per array
-    flat(state.history)[at] = actions
-    flat(state.history_seat)[at] = state.current_player[rows]
-    state.history_length[rows] = length + 1
+def _checked_arguments(state: State, actions, games) -> tuple[np.ndarray, np.ndarray]:
+    """``(actions as int64 [N], acting)``: shapes and types checked, legality not yet.
+
+    ``acting`` is a bool mask ``[N]`` of the games selected, or empty for every game."""
+    actions = np.asarray(actions)
+    if actions.dtype != np.int64:  # (the kernels take int64 only: one compiled version)
+        if actions.dtype.kind not in "iu":
+            raise IllegalActionError(f"actions must be integer card ids 0..51, got dtype {actions.dtype}")
+        actions = actions.astype(np.int64)
+    if actions.shape != (state.batch_size,):
+        raise IllegalActionError(
+            f"expected one action per game, shape ({state.batch_size},); got shape {actions.shape}"
+        )
+    if not actions.flags.c_contiguous:
+        actions = np.ascontiguousarray(actions)
+    if games is None:
+        return actions, _EVERY_GAME
+    games = check_games(games, state.batch_size)
+    if games.dtype.kind == "b":
+        return actions, np.ascontiguousarray(games)
+    chosen = np.zeros(state.batch_size, dtype=bool)
+    chosen[games] = True
+    # A game listed twice would still act once: refuse it as the caller's mistake it is.
+    if np.count_nonzero(chosen) != games.size:
+        values, counts = np.unique(games, return_counts=True)
+        raise EngineArgumentError(f"games lists game {values[counts > 1][0]} twice; "
+                                  "each game acts at most once per step")
+    return actions, chosen
 
 
-def _update_legal(state: State) -> None:
+def _refuse_illegal(state: State, actions: np.ndarray, acting: np.ndarray) -> None:
+    bad = _first_illegal_in(constants(state.rules).params, state.buffer, actions, acting)
+    if bad >= 0:
+        raise IllegalActionError(describe_illegal(state, bad, int(actions[bad])))
+
+
+def _run_step(state: State, actions: np.ndarray, acting: np.ndarray) -> int:
+    """Validate and apply in one kernel call; the first illegal game (state unchanged), or -1."""
+    c = constants(state.rules)
+    return _step(c.params, c.bits, state.buffer, actions, acting)
+
+
+def _start(state: State, hands: np.ndarray, dead: np.ndarray) -> None:
+    """Lay out every game's first hand (``hands[N, P]``, ``dead[N]``) and its legal sets."""
+    c = constants(state.rules)
+    _start_games(c.params, c.bits, state.buffer, np.ascontiguousarray(hands, dtype=np.uint64),
+                 np.ascontiguousarray(dead, dtype=np.uint64))
+
+
+# ---------------------------------------------------------------------------------------------
+# Kernels: the step for a whole batch, a loop over its games. ``buffer`` is the state
+# (``State.buffer``), cut into its storage arrays ``counters`` ... ``actions`` (``State.groups``);
+# ``params``/``bits`` are the rules (``constants``).
+# ---------------------------------------------------------------------------------------------
+
+
+@jit
+def _acts(counters, acting, g):
+    return counters[PHASE, g] != OVER and (acting.size == 0 or acting[g])
+
+
+@jit
+def _first_illegal_in(params, buffer, actions, acting):
+    counters, sets = state_views(params, buffer)[:2]
+    return _first_illegal(counters, sets, actions, acting)
+
+
+@jit
+def _first_illegal(counters, sets, actions, acting):
+    """The first acting game whose action is not one of its legal cards, or -1."""
+    for g in range(counters.shape[1]):
+        if _acts(counters, acting, g):
+            card = actions[g]
+            if card < 0 or card >= 52 or not (sets[LEGAL, g] >> np.uint64(card)) & np.uint64(1):
+                return g
+    return -1
+
+
+@jit
+def _update_legal(params, bits, counters, sets, seat_numbers, seat_sets, flags):
     """Recompute the legal set of every game's seat to act."""
-    passing_games = (state.phase == PASS).nonzero()[0]
-    playing_games = (state.phase == PLAY).nonzero()[0]
-    if playing_games.size == state.batch_size:  # every game is playing a card: no scatter
-        state.legal = play.legal_plays(state, playing_games)
-        return
-    legal = np.zeros(state.batch_size, dtype=np.uint64)
-    if passing_games.size:
-        legal[passing_games] = passing.legal_passes(state, passing_games)
-    if playing_games.size:
-        legal[playing_games] = play.legal_plays(state, playing_games)
-    state.legal = legal
+    for g in range(counters.shape[1]):
+        phase = counters[PHASE, g]
+        if phase == PLAY:
+            sets[LEGAL, g] = legal_cards(params, bits, counters, sets, seat_numbers, seat_sets, flags, g)
+        elif phase == PASS:
+            sets[LEGAL, g] = legal_passes(counters, seat_sets, g)
+        else:
+            sets[LEGAL, g] = 0
 
 
-# ---------------------------------------------------------------------------------------------
-# Hands and games
-# ---------------------------------------------------------------------------------------------
+@jit
+def _update_legal_in(params, bits, buffer):
+    counters, sets, seat_numbers, seat_sets, flags = state_views(params, buffer)[:5]
+    _update_legal(params, bits, counters, sets, seat_numbers, seat_sets, flags)
 
 
-def _start_hand(state: State, games: np.ndarray, hands: np.ndarray, dead: np.ndarray) -> None:
+@jit
+def _start_hand(params, counters, sets, seat_numbers, seat_sets, flags, voids, g, hands, dead):
     """Lay out freshly dealt hands; a hand with a pass starts in PASS, else straight in PLAY."""
-    state.dealt[games] = hands
-    state.hands[games] = hands
-    state.dead[games] = dead
-    for name in ("passed", "played", "taken", "history_length"):
-        getattr(state, name)[games] = 0
-    state.voids[games] = False
-    state.trick[games] = -1
-    state.num_in_trick[games] = 0
-    state.trick_number[games] = 0
-    state.hearts_broken[games] = False
-    with_pass = passing.pass_offset(state, games) != 0
-    state.phase[games[with_pass]] = PASS
-    state.current_player[games[with_pass]] = 0
-    if (~with_pass).any():
-        _start_play(state, games[~with_pass])
-
-
-def _start_play(state: State, games: np.ndarray) -> None:
-    """The holder of the opening card leads the first trick."""
-    opening = play.opening_card_bits(state, games)
-    leader = ((state.hands[games] & opening[:, None]) != 0).argmax(axis=1)
-    state.phase[games] = PLAY
-    state.leader[games] = leader
-    state.current_player[games] = leader
-
-
-def _finish_hand(state: State, games: np.ndarray) -> None:
-    """Score the hand, end the games that are decided, deal the next hand to the others."""
-    rules = state.rules
-    points = scoring.hand_points(rules, state.taken[games], state.dead[games], state.scores[games])
-    totals = state.scores[games] + points
-    state.scores[games] = totals
-    state.last_hand_points[games] = points
-    state.last_hand_moon[games] = (rules.moon != "off") & scoring.moon_shooter(rules, state.taken[games],
-                                                                              state.dead[games])
-    # The whole scored hand is kept: the next one is dealt in this same step.
-    state.last_hand_number[games] = state.hand_number[games]
-    state.last_hand_won[games] = state.taken[games]
-    state.last_hand_dealt[games] = state.dealt[games]
-    state.last_hand_dead[games] = state.dead[games]
-    state.last_hand_length[games] = state.history_length[games]
-    decided = scoring.game_over(rules, totals)
-    state.winner[games[decided]] = totals[decided].argmin(axis=1)
-    over = decided | (state.hand_number[games] == state.final_hand[games])
-    finished, going_on = games[over], games[~over]
-    # The scored hand's actions move to last_hand_*; a game going on starts an empty history (a
-    # finished game keeps its last hand's, like its other arrays).
-    if going_on.size == state.batch_size:  # every game goes on to a new hand: swap, copy nothing
-        state.last_hand_history, state.history = state.history, state.last_hand_history
-        state.last_hand_history_seat, state.history_seat = state.history_seat, state.last_hand_history_seat
-        state.history.fill(-1)
-        state.history_seat.fill(-1)
+    for seat in range(params[PR_PLAYERS]):
+        seat_sets[DEALT, g, seat] = hands[seat]
+        seat_sets[HANDS, g, seat] = hands[seat]
+        seat_sets[PASSED, g, seat] = 0
+        seat_sets[PLAYED, g, seat] = 0
+        seat_sets[TAKEN, g, seat] = 0
+        seat_numbers[TRICK, g, seat] = -1
+        voids[0, g, seat, :] = False
+    sets[DEAD, g] = dead
+    counters[HISTORY_LENGTH, g] = 0
+    counters[NUM_IN_TRICK, g] = 0
+    counters[TRICK_NUMBER, g] = 0
+    flags[0, g] = False
+    if offset_of(params, counters[HAND_NUMBER, g]) != 0:
+        counters[PHASE, g] = PASS
+        counters[CURRENT_PLAYER, g] = 0
     else:
-        state.last_hand_history[games] = state.history[games]
-        state.last_hand_history_seat[games] = state.history_seat[games]
-        state.history[going_on] = -1
-        state.history_seat[going_on] = -1
-    state.phase[finished] = OVER
-    state.current_player[finished] = -1
-    if going_on.size:
-        state.hand_number[going_on] += 1
-        hands, dead = deal.deal(rules, state.seed[going_on], state.hand_number[going_on])
-        _start_hand(state, going_on, hands, dead)
+        counters[PHASE, g] = PLAY
+        start_play(params, counters, sets, seat_sets, g)
+
+
+@jit
+def _start_games(params, bits, buffer, hands, dead):
+    counters, sets, seat_numbers, seat_sets, flags, _, voids, _ = state_views(params, buffer)
+    for g in range(counters.shape[1]):
+        _start_hand(params, counters, sets, seat_numbers, seat_sets, flags, voids, g, hands[g], dead[g])
+    _update_legal(params, bits, counters, sets, seat_numbers, seat_sets, flags)
+
+
+@jit
+def _finish_hand(params, bits, counters, sets, seat_numbers, seat_sets, flags, seat_flags, voids, actions, g):
+    """Score game ``g``'s hand, end the game if it is decided, else deal it the next hand."""
+    p = params[PR_PLAYERS]
+    scores = seat_numbers[SCORES, g]
+    points = seat_numbers[LAST_HAND_POINTS, g]
+    score_hand(params, bits, seat_sets[TAKEN, g], sets[DEAD, g], scores, points, seat_flags[0, g])
+    scores += points
+    # The whole scored hand is kept: the next one is dealt in this same step.
+    counters[LAST_HAND_NUMBER, g] = counters[HAND_NUMBER, g]
+    seat_sets[LAST_HAND_WON, g] = seat_sets[TAKEN, g]
+    seat_sets[LAST_HAND_DEALT, g] = seat_sets[DEALT, g]
+    sets[LAST_HAND_DEAD, g] = sets[DEAD, g]
+    counters[LAST_HAND_LENGTH, g] = counters[HISTORY_LENGTH, g]
+    actions[LAST_HAND_HISTORY, g] = actions[HISTORY, g]
+    actions[LAST_HAND_HISTORY_SEAT, g] = actions[HISTORY_SEAT, g]
+    decided = is_game_over(params, scores)
+    if decided:
+        counters[WINNER, g] = sole_lowest(scores)
+    if decided or counters[HAND_NUMBER, g] == counters[FINAL_HAND, g]:
+        # A finished game keeps its last hand's arrays, history included.
+        counters[PHASE, g] = OVER
+        counters[CURRENT_PLAYER, g] = -1
+        return
+    actions[HISTORY, g] = -1
+    actions[HISTORY_SEAT, g] = -1
+    counters[HAND_NUMBER, g] += 1
+    hands = np.empty(p, dtype=np.uint64)
+    order = np.empty(params[PR_DECK_LENGTH], dtype=np.int64)
+    dead = deal.deal_game(params, sets[SEED, g], counters[HAND_NUMBER, g], order, hands)
+    _start_hand(params, counters, sets, seat_numbers, seat_sets, flags, voids, g, hands, dead)
+
+
+@jit
+def _step(params, bits, buffer, chosen, acting):
+    """Every acting game's seat to act plays ``chosen[g]``; returns -1, or the first game whose
+    card is illegal (then nothing was changed)."""
+    counters, sets, seat_numbers, seat_sets, flags, seat_flags, voids, actions = state_views(params, buffer)
+    bad = _first_illegal(counters, sets, chosen, acting)
+    if bad >= 0:
+        return bad
+    for g in range(counters.shape[1]):
+        if not _acts(counters, acting, g):
+            continue
+        card = chosen[g]
+        length = counters[HISTORY_LENGTH, g]
+        actions[HISTORY, g, length] = card
+        actions[HISTORY_SEAT, g, length] = counters[CURRENT_PLAYER, g]
+        counters[HISTORY_LENGTH, g] = length + 1
+        if counters[PHASE, g] == PASS:
+            if choose(params, counters, seat_sets, g, card):
+                exchange(params, counters, seat_sets, g)
+                counters[PHASE, g] = PLAY
+                start_play(params, counters, sets, seat_sets, g)
+        elif play_card(params, counters, seat_numbers, seat_sets, flags, voids, g, card):
+            if finish_trick(params, counters, seat_numbers, seat_sets, g):
+                _finish_hand(params, bits, counters, sets, seat_numbers, seat_sets, flags, seat_flags, voids,
+                             actions, g)
+    _update_legal(params, bits, counters, sets, seat_numbers, seat_sets, flags)
+    return -1

@@ -47,9 +47,18 @@ import functools
 import numpy as np
 
 from . import cards
-from .constants import constants
-from .scoring import card_points
-from .state import OVER, PASS, State, flat
+from .cards import bit
+from .compiled import jit
+from .constants import (
+    BT_JACK, BT_QUEEN, PR_HAND_SIZE, PR_JACK_BONUS, PR_PLAYERS, PR_TARGET_SCORE, constants,
+    state_views,
+)
+from .passing import offset_of
+from .scoring import set_points
+from .state import (
+    CURRENT_PLAYER, HAND_NUMBER, HANDS, LEADER, NUM_IN_TRICK, OVER, PASS, PASSED, PHASE, PLAYED, SCORES, TAKEN, TRICK,
+    TRICK_NUMBER, State,
+)
 
 OBS_VERSION = 1
 SEATS = 4  # relative seat rows: me, left, across, right
@@ -129,16 +138,85 @@ def rule_flags(rules) -> np.ndarray:
     return flags
 
 
+_FLAGS: dict[int, tuple] = {}
+
+
+def _flags_of(rules) -> np.ndarray:
+    """``rule_flags(rules)`` cached by identity (hashing the rules on every step costs more than observing)."""
+    hit = _FLAGS.get(id(rules))
+    if hit is None or hit[0] is not rules:
+        if len(_FLAGS) > 256:
+            _FLAGS.clear()
+        hit = _FLAGS[id(rules)] = (rules, rule_flags(rules))
+    return hit[1]
+
+
 #: Offset of each piece in the vector.
 _AT = {name: piece.start for name, (piece, _) in OBSERVATION_LAYOUT.items()}
+# The same offsets as plain integers: the kernel compiles them in as constants.
+_TRICK_LEADER, _VOIDS, _POINTS_TAKEN, _JACK_TAKEN = _AT["trick_leader"], _AT["voids"], _AT["points_taken"], _AT["jack_taken"]
+_SCORES, _TO_ACT, _TRICK_NUMBER, _PHASE = _AT["scores"], _AT["to_act"], _AT["trick_number"], _AT["phase"]
+_PASS_DIRECTION, _HEARTS_BROKEN, _QUEEN_SEEN, _RULES = (
+    _AT["pass_direction"], _AT["hearts_broken"], _AT["queen_seen"], _AT["rules"])
+_NUM_CARDS = cards.NUM_CARDS
 
 
-@functools.lru_cache(maxsize=32)
-def _rows(n: int, p: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Cached index helpers for a batch of ``n`` games of ``p`` players."""
-    games = np.arange(n)
-    games.flags.writeable = False
-    return games, games * p, games * OBS_DIM
+@jit
+def _set_cards(row, at, card_set):
+    """Write the 52 cells of one card set (1.0 where a card is in it) at ``row[at:at + 52]``."""
+    for card in range(_NUM_CARDS):
+        row[at + card] = 1.0 if card_set & bit(card) else 0.0
+
+
+@jit
+def _observe(params, bits, flags_of_rules, buffer, seats, out):
+    counters, _, seat_numbers, seat_sets, flags, _, voids, _ = state_views(params, buffer)
+    p = params[PR_PLAYERS]
+    for g in range(out.shape[0]):
+        row = out[g]
+        row[_CARD_BLOCK:] = 0.0
+        seat = seats[g]
+        phase = counters[PHASE, g]
+        offset = offset_of(params, counters[HAND_NUMBER, g])
+        _set_cards(row, 0, seat_sets[HANDS, g, seat])
+        _set_cards(row, _NUM_CARDS, seat_sets[PASSED, g, seat])
+        # Received cards are known only after the exchange: before it, ``passed`` of the giver
+        # holds the giver's secret picks.
+        received = seat_sets[PASSED, g, (seat - offset) % p] if phase != PASS and offset != 0 else np.uint64(0)
+        _set_cards(row, 2 * _NUM_CARDS, received)
+        queen_seen = False
+        for r in range(SEATS):  # relative seat r is seat + r; rows past the players stay empty
+            trick_set, played = np.uint64(0), np.uint64(0)
+            if r < p:
+                other = (seat + r) % p
+                card = seat_numbers[TRICK, g, other]
+                trick_set = bit(card) if card >= 0 else np.uint64(0)
+                played = seat_sets[PLAYED, g, other]
+                queen_seen |= (played & bits[BT_QUEEN]) != 0
+                taken = seat_sets[TAKEN, g, other]
+                for suit in range(4):
+                    row[_VOIDS + 4 * r + suit] = voids[0, g, other, suit]
+                row[_POINTS_TAKEN + r] = set_points(bits, taken) / 26
+                if params[PR_JACK_BONUS]:
+                    row[_JACK_TAKEN + r] = (taken & bits[BT_JACK]) != 0
+                row[_SCORES + r] = seat_numbers[SCORES, g, other] / params[PR_TARGET_SCORE]
+            _set_cards(row, (3 + r) * _NUM_CARDS, trick_set)
+            _set_cards(row, (7 + r) * _NUM_CARDS, played)
+        # One-hot pieces.
+        if counters[NUM_IN_TRICK, g] > 0:
+            row[_TRICK_LEADER + (counters[LEADER, g] - seat) % p] = 1.0
+        if counters[CURRENT_PLAYER, g] >= 0:
+            row[_TO_ACT + (counters[CURRENT_PLAYER, g] - seat) % p] = 1.0
+        if offset != 0:
+            row[_PASS_DIRECTION + offset] = 1.0
+        if phase != OVER:
+            row[_PHASE + min(phase, 1)] = 1.0
+        # Scalars and rule flags.
+        row[_TRICK_NUMBER] = counters[TRICK_NUMBER, g] / params[PR_HAND_SIZE]
+        row[_HEARTS_BROKEN] = flags[0, g]
+        row[_QUEEN_SEEN] = queen_seen
+        for i in range(flags_of_rules.size):
+            row[_RULES + i] = flags_of_rules[i]
 
 
 def observe(state: State, seats: np.ndarray | None = None, out: np.ndarray | None = None) -> np.ndarray:
@@ -147,65 +225,20 @@ def observe(state: State, seats: np.ndarray | None = None, out: np.ndarray | Non
     ``out``, a float32 ``[N, OBS_DIM]`` array, is filled and returned instead of a new array
     (saves the allocation in loops that encode every step).
     """
-    rules = state.rules
-    c = constants(rules)
-    n, p = state.batch_size, c.num_players
-    games, game_seat0, game_obs0 = _rows(n, p)
+    n = state.batch_size
     if seats is None:
         seats = np.maximum(state.current_player, 0)
     seats = np.asarray(seats, dtype=np.int64)
-    # Flat index of (game, seat of each relative row) into [N, P] arrays: row r is seat + r.
-    mine = game_seat0 + seats
-    relative = game_seat0[:, None] + (seats[:, None] + np.arange(p)) % p  # [N, p]
-
-    # Card sets, one unpacking for all of them.
-    sets = np.zeros((n, _CARD_SETS), dtype=np.uint64)
-    sets[:, 0] = flat(state.hands)[mine]
-    offset = c.pass_offsets[state.hand_number % c.pass_offsets.size]
-    passed = flat(state.passed)
-    sets[:, 1] = passed[mine]
-    # Received cards are known only after the exchange: before it, ``passed`` of the giver
-    # holds the giver's secret picks.
-    exchanged = (state.phase != PASS) & (offset != 0)
-    sets[:, 2] = np.where(exchanged, passed[game_seat0 + (seats - offset) % p], 0)
-    trick = flat(state.trick)[relative]
-    sets[:, 3 : 3 + p] = np.where(trick >= 0, cards.BIT[trick], 0)  # BIT[-1] is masked out
-    played = flat(state.played)[relative]
-    sets[:, 7 : 7 + p] = played
-
+    if seats.shape != (n,):
+        seats = np.broadcast_to(seats, (n,))
+    seats = np.ascontiguousarray(seats)
     if out is None:
-        obs = np.zeros((n, OBS_DIM), dtype=np.float32)
-    else:
-        if out.shape != (n, OBS_DIM) or out.dtype != np.float32:
-            raise ValueError(f"out must be float32 of shape {(n, OBS_DIM)}, got {out.dtype} {out.shape}")
-        obs = out
-        obs[:, _CARD_BLOCK:] = 0  # the card block below is overwritten whole
-    obs[:, :_CARD_BLOCK].reshape(n, _CARD_SETS, cards.NUM_CARDS)[:] = cards.unpack(sets)
-    cells = flat(obs)
-
-    # One-hot pieces: one write each at (game, piece offset + index).
-    cells[game_obs0 + _AT["trick_leader"] + (state.leader - seats) % p] = state.num_in_trick > 0
-    cells[game_obs0 + _AT["to_act"] + (state.current_player - seats) % p] = state.current_player >= 0
-    cells[game_obs0 + _AT["pass_direction"] + offset] = offset != 0
-    cells[game_obs0 + _AT["phase"] + np.minimum(state.phase, 1)] = state.phase != OVER
-    # Per-relative-seat pieces.
-    at = _AT["voids"]
-    obs[:, at : at + 4 * p] = state.voids.reshape(n * p, 4)[relative].reshape(n, 4 * p)
-    taken = flat(state.taken)[relative]
-    at = _AT["points_taken"]
-    obs[:, at : at + p] = card_points(rules, taken) / 26
-    if rules.jack_of_diamonds_bonus:
-        at = _AT["jack_taken"]
-        obs[:, at : at + p] = (taken & c.jack_bit) != 0
-    at = _AT["scores"]
-    obs[:, at : at + p] = flat(state.scores)[relative] / rules.target_score
-    # Scalars and rule flags.
-    obs[:, _AT["trick_number"]] = state.trick_number / c.hand_size
-    obs[:, _AT["hearts_broken"]] = state.hearts_broken
-    obs[:, _AT["queen_seen"]] = ((played & c.queen_bit) != 0).any(axis=1)
-    at = _AT["rules"]
-    obs[:, at : at + len(RULE_FLAGS)] = rule_flags(rules)
-    return obs
+        out = np.empty((n, OBS_DIM), dtype=np.float32)
+    elif out.shape != (n, OBS_DIM) or out.dtype != np.float32:
+        raise ValueError(f"out must be float32 of shape {(n, OBS_DIM)}, got {out.dtype} {out.shape}")
+    c = constants(state.rules)
+    _observe(c.params, c.bits, _flags_of(state.rules), state.buffer, seats, out)
+    return out
 
 
 def describe() -> str:

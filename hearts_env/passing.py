@@ -10,37 +10,57 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import cards
-from .constants import constants
-from .state import State
+from .cards import bit, popcount
+from .compiled import jit
+from .constants import PR_CYCLE_LENGTH, PR_CYCLE_START, PR_PASS_COUNT, PR_PLAYERS, constants
+from .state import CURRENT_PLAYER, HAND_NUMBER, HANDS, PASSED, State
+
+
+@jit
+def offset_of(params, hand_number):
+    """Seat offset of the pass of hand ``hand_number`` (0 = no pass)."""
+    return params[params[PR_CYCLE_START] + hand_number % params[PR_CYCLE_LENGTH]]
+
+
+@jit
+def legal_passes(counters, seat_sets, g):
+    """Cards the seat to act in game ``g`` may still choose: any held card it has not chosen yet."""
+    seat = counters[CURRENT_PLAYER, g]
+    return seat_sets[HANDS, g, seat] & ~seat_sets[PASSED, g, seat]
+
+
+@jit
+def choose(params, counters, seat_sets, g, card):
+    """Record one pick in game ``g``; True when every seat has chosen (the exchange is due)."""
+    seat = counters[CURRENT_PLAYER, g]
+    chosen = seat_sets[PASSED, g, seat] | bit(card)
+    seat_sets[PASSED, g, seat] = chosen
+    seat_done = popcount(chosen) == params[PR_PASS_COUNT]
+    if seat_done:
+        counters[CURRENT_PLAYER, g] = seat + 1
+    return seat_done and seat + 1 == params[PR_PLAYERS]
+
+
+@jit
+def exchange(params, counters, seat_sets, g):
+    """Move every seat's chosen cards in game ``g`` to the receiving seat."""
+    p = params[PR_PLAYERS]
+    offset = offset_of(params, counters[HAND_NUMBER, g])
+    for seat in range(p):
+        giver = (seat - offset) % p
+        kept = seat_sets[HANDS, g, seat] & ~seat_sets[PASSED, g, seat]
+        seat_sets[HANDS, g, seat] = kept | seat_sets[PASSED, g, giver]
+
+
+@jit
+def _offsets(params, hand_numbers):
+    out = np.empty(hand_numbers.size, dtype=np.int64)
+    for i in range(hand_numbers.size):
+        out[i] = offset_of(params, hand_numbers[i])
+    return out
 
 
 def pass_offset(state: State, games: np.ndarray) -> np.ndarray:
     """Seat offset of this hand's pass for each game (0 = no pass)."""
-    offsets = constants(state.rules).pass_offsets
-    return offsets[state.hand_number[games] % offsets.size]
-
-
-def legal_passes(state: State, games: np.ndarray) -> np.ndarray:
-    """Cards the seat to act may still choose: any held card it has not chosen yet."""
-    seat = state.current_player[games]
-    return state.hands[games, seat] & ~state.passed[games, seat]
-
-
-def choose(state: State, games: np.ndarray, actions: np.ndarray) -> np.ndarray:
-    """Record one pick per game; returns the games whose exchange is now complete."""
-    seat = state.current_player[games]
-    chosen = state.passed[games, seat] | cards.BIT[actions]
-    state.passed[games, seat] = chosen
-    seat_done = cards.count(chosen) == state.rules.pass_count
-    state.current_player[games] = seat + seat_done
-    return games[seat_done & (seat + 1 == state.num_players)]
-
-
-def exchange(state: State, games: np.ndarray) -> None:
-    """Move every seat's chosen cards to the receiving seat."""
-    p = state.num_players
-    giver = (np.arange(p)[None, :] - pass_offset(state, games)[:, None]) % p
-    passed = state.passed[games]
-    received = np.take_along_axis(passed, giver, axis=1)
-    state.hands[games] = (state.hands[games] & ~passed) | received
+    hand_numbers = np.ascontiguousarray(state.hand_number[games]).reshape(-1)
+    return _offsets(constants(state.rules).params, hand_numbers).reshape(np.shape(state.hand_number[games]))

@@ -10,118 +10,145 @@ from __future__ import annotations
 import numpy as np
 
 from . import cards
-from .constants import constants
-from .state import State, every_or, flat
+from .cards import bit
+from .compiled import jit
+from .constants import (
+    BT_POINTS, BT_UNBROKEN_LEAD, PR_FIRST_TRICK_PROTECTION, PR_HAND_SIZE, PR_OPENING_LENGTH, PR_OPENING_START,
+    PR_PLAYERS, PR_QUEEN_BREAKS_HEARTS, PR_TRUMP, constants, state_views,
+)
+from .state import (
+    CURRENT_PLAYER, DEAD, HANDS, LAST_TRICK, LAST_TRICK_LEADER, LAST_TRICK_WINNER, LEADER, NUM_IN_TRICK, PLAYED,
+    TAKEN, TRICK, TRICK_NUMBER, State,
+)
+
+_SUIT_BITS = cards.SUIT_BITS
+_RANKS = cards.NUM_RANKS
 
 
-def opening_card_bits(state: State, games: np.ndarray) -> np.ndarray:
-    """The card that must open each hand: the first of ``opening_lead`` that is not dead."""
-    ids = constants(state.rules).opening_ids
-    dead = state.dead[games]
-    bits = np.full(games.shape, cards.BIT[ids[-1]], dtype=np.uint64)
-    for card in reversed(ids[:-1]):
-        bits = np.where(dead & cards.BIT[card], bits, cards.BIT[card])
-    return bits
+@jit
+def opening_card(params, dead):
+    """The card that must open the hand: the first of ``opening_lead`` that is not dead (else the last)."""
+    start, count = params[PR_OPENING_START], params[PR_OPENING_LENGTH]
+    for i in range(count - 1):
+        card = params[start + i]
+        if not dead & bit(card):
+            return card
+    return params[start + count - 1]
 
 
-def legal_plays(state: State, games: np.ndarray) -> np.ndarray:
-    """The legal cards of the seat to act in each game (which must be in the play phase)."""
-    c = constants(state.rules)
-    p = c.num_players
-    rows = every_or(games, state.batch_size)
-    hand = flat(state.hands)[games * p + state.current_player[rows]]
-    leading = state.num_in_trick[rows] == 0
-    first_trick = state.trick_number[rows] == 0
-    led_card = flat(state.trick)[games * p + state.leader[rows]]
+@jit
+def legal_cards(params, bits, counters, sets, seat_numbers, seat_sets, flags, g):
+    """The legal cards of the seat to act in game ``g`` (which must be in the play phase)."""
+    hand = seat_sets[HANDS, g, counters[CURRENT_PLAYER, g]]
+    leading = counters[NUM_IN_TRICK, g] == 0
+    first_trick = counters[TRICK_NUMBER, g] == 0
     # 1. Follow suit if you can; otherwise any card.
-    of_led_suit = hand & cards.SUIT_BITS[np.maximum(led_card, 0) // cards.NUM_RANKS]
-    legal = np.where(~leading & (of_led_suit != 0), of_led_suit, hand)
+    legal = hand
+    if not leading:
+        of_led_suit = hand & _SUIT_BITS[max(seat_numbers[TRICK, g, counters[LEADER, g]], 0) // _RANKS]
+        if of_led_suit:
+            legal = of_led_suit
     # 2. The first trick is opened with the opening card (2C, or its fallback when it is dead).
-    opening = leading & first_trick
-    if opening.any():
-        legal = np.where(opening, opening_card_bits(state, games), legal)
+    if leading and first_trick:
+        legal = bit(opening_card(params, sets[DEAD, g]))
     # 3. Hearts (and Q♠ when it waits) may not be led before hearts are broken,
     #    unless the leader holds nothing else.
-    if c.unbroken_lead_bits:
-        other = legal & ~c.unbroken_lead_bits
-        legal = np.where(leading & ~state.hearts_broken[rows] & (other != 0), other, legal)
+    if leading and not flags[0, g]:
+        other = legal & ~bits[BT_UNBROKEN_LEAD]
+        if other:
+            legal = other
     # 4. First-trick protection: no heart and no Q♠ on trick one, unless nothing else is legal.
-    if state.rules.first_trick_protection:
-        safe = legal & ~c.point_bits
-        legal = np.where(first_trick & ~leading & (safe != 0), safe, legal)
+    if params[PR_FIRST_TRICK_PROTECTION] and first_trick and not leading:
+        safe = legal & ~bits[BT_POINTS]
+        if safe:
+            legal = safe
     return legal
 
 
-def play_card(state: State, games: np.ndarray, actions: np.ndarray) -> np.ndarray:
-    """Play one card per game; returns the games whose trick is now complete."""
+@jit
+def start_play(params, counters, sets, seat_sets, g):
+    """The holder of the opening card leads the first trick of game ``g``."""
+    opening = bit(opening_card(params, sets[DEAD, g]))
+    leader = 0
+    for seat in range(params[PR_PLAYERS]):
+        if seat_sets[HANDS, g, seat] & opening:
+            leader = seat
+            break
+    counters[LEADER, g] = leader
+    counters[CURRENT_PLAYER, g] = leader
+
+
+@jit
+def play_card(params, counters, seat_numbers, seat_sets, flags, voids, g, card):
+    """The seat to act in game ``g`` plays ``card``; True when the trick is now complete."""
+    p = params[PR_PLAYERS]
+    seat = counters[CURRENT_PLAYER, g]
+    seat_sets[HANDS, g, seat] &= ~bit(card)
+    seat_sets[PLAYED, g, seat] |= bit(card)
+    seat_numbers[TRICK, g, seat] = card
+    in_trick = counters[NUM_IN_TRICK, g]
+    suit = card // _RANKS
+    led_suit = suit if in_trick == 0 else seat_numbers[TRICK, g, counters[LEADER, g]] // _RANKS
+    if suit != led_suit:
+        # A seat that does not follow shows everyone it is void in the led suit; a heart played to
+        # a trick led in another suit (a discard or, with hearts trump, a ruff) breaks hearts.
+        voids[0, g, seat, led_suit] = True
+        if suit == cards.HEARTS:
+            flags[0, g] = True
+    if params[PR_QUEEN_BREAKS_HEARTS] and card == cards.QUEEN_OF_SPADES:
+        flags[0, g] = True
+    in_trick += 1
+    counters[NUM_IN_TRICK, g] = 0 if in_trick == p else in_trick
+    counters[CURRENT_PLAYER, g] = (seat + 1) % p
+    return in_trick == p
+
+
+@jit
+def trick_winner(trick, leader, trump):
+    """Seat winning a complete trick (``trick[P]`` card ids by seat): the highest trump, else the
+    highest card of the led suit."""
+    led_suit = trick[leader] // _RANKS
+    best, best_strength = 0, -1
+    for seat in range(trick.size):
+        suit = trick[seat] // _RANKS
+        strength = trick[seat] % _RANKS + (_RANKS if suit == led_suit else 0) + (2 * _RANKS if suit == trump else 0)
+        if strength > best_strength:
+            best, best_strength = seat, strength
+    return best
+
+
+@jit
+def finish_trick(params, counters, seat_numbers, seat_sets, g):
+    """Give game ``g``'s complete trick to its winner, who leads next; True when the hand ended."""
+    p = params[PR_PLAYERS]
+    leader = counters[LEADER, g]
+    winner = trick_winner(seat_numbers[TRICK, g], leader, params[PR_TRUMP])
+    won = np.uint64(0)
+    for seat in range(p):
+        won |= bit(seat_numbers[TRICK, g, seat])
+        # The finished trick stays readable as the last trick; the table is cleared for the next one.
+        seat_numbers[LAST_TRICK, g, seat] = seat_numbers[TRICK, g, seat]
+        seat_numbers[TRICK, g, seat] = -1
+    seat_sets[TAKEN, g, winner] |= won
+    counters[LAST_TRICK_LEADER, g] = leader
+    counters[LAST_TRICK_WINNER, g] = winner
+    counters[LEADER, g] = winner
+    counters[CURRENT_PLAYER, g] = winner
+    counters[TRICK_NUMBER, g] += 1
+    return counters[TRICK_NUMBER, g] == params[PR_HAND_SIZE]
+
+
+@jit
+def _legal_plays(params, bits, buffer, games):
+    counters, sets, seat_numbers, seat_sets, flags = state_views(params, buffer)[:5]
+    out = np.empty(games.size, dtype=np.uint64)
+    for i in range(games.size):
+        out[i] = legal_cards(params, bits, counters, sets, seat_numbers, seat_sets, flags, games[i])
+    return out
+
+
+def legal_plays(state: State, games: np.ndarray) -> np.ndarray:
+    """The legal cards of the seat to act in each of ``games`` (which must be in the play phase)."""
     c = constants(state.rules)
-    p = c.num_players
-    rows = every_or(games, state.batch_size)
-    seat = state.current_player[rows]
-    at = games * p + seat  # index into the flattened [N, P] arrays
-    bit = cards.BIT[actions]
-    hands, played = flat(state.hands), flat(state.played)
-    hands[at] = hands[at] & ~bit
-    played[at] = played[at] | bit
-    flat(state.trick)[at] = actions
-    suit = actions // cards.NUM_RANKS
-    in_trick = state.num_in_trick[rows]
-    leading = in_trick == 0
-    led_card = np.where(leading, actions, flat(state.trick)[games * p + state.leader[rows]])
-    led_suit = led_card // cards.NUM_RANKS
-    not_following = suit != led_suit
-    # A seat that does not follow shows everyone it is void in the led suit.
-    if not_following.any():
-        flat(state.voids)[(at * cards.NUM_SUITS + led_suit)[not_following]] = True
-    # Hearts break when a heart is played to a trick led in another suit (a discard or, with
-    # hearts trump, a ruff); optionally also when Q♠ is played.
-    breaks = not_following & (suit == cards.HEARTS)
-    if state.rules.queen_breaks_hearts:
-        breaks |= actions == cards.QUEEN_OF_SPADES
-    if breaks.any():
-        state.hearts_broken[games[breaks]] = True
-    in_trick = in_trick + 1  # (not +=: with every game, in_trick is a view of the state)
-    complete = in_trick == p
-    state.num_in_trick[rows] = np.where(complete, 0, in_trick)
-    state.current_player[rows] = c.next_seat[seat]
-    return games[complete]
-
-
-def trick_winner(trick: np.ndarray, leader: np.ndarray, trump: int) -> np.ndarray:
-    """Seat winning each complete trick (``trick[G, P]`` card ids by seat, ``leader[G]`` seats).
-
-    The highest trump wins; without trumps in the trick, the highest card of the led suit.
-    """
-    suit = trick // cards.NUM_RANKS
-    led_suit = trick[np.arange(trick.shape[0]), leader] // cards.NUM_RANKS
-    strength = trick % cards.NUM_RANKS + cards.NUM_RANKS * (suit == led_suit[:, None])
-    if trump >= 0:
-        strength += 2 * cards.NUM_RANKS * (suit == trump)
-    return strength.argmax(axis=1)
-
-
-def finish_trick(state: State, games: np.ndarray) -> np.ndarray:
-    """Give each complete trick to its winner, who leads next; returns games whose hand ended."""
-    c = constants(state.rules)
-    rows = every_or(games, state.batch_size)
-    trick = state.trick[rows]
-    winner = trick_winner(trick, state.leader[rows], c.trump)
-    won = cards.BIT[trick[:, 0]]
-    for seat in range(1, c.num_players):
-        won = won | cards.BIT[trick[:, seat]]
-    taken = flat(state.taken)
-    at = games * c.num_players + winner
-    taken[at] = taken[at] | won
-    # The finished trick stays readable as the last trick; the table is cleared for the next one.
-    state.last_trick_leader[rows] = state.leader[rows]
-    state.last_trick_winner[rows] = winner
-    if isinstance(rows, slice):  # every game's trick ended: swap the arrays instead of copying
-        state.last_trick, state.trick = state.trick, state.last_trick
-        state.trick.fill(-1)
-    else:
-        state.last_trick[games] = trick
-        state.trick[games] = -1
-    state.leader[rows] = winner
-    state.current_player[rows] = winner
-    state.trick_number[rows] += 1
-    return games[state.trick_number[rows] == c.hand_size]
+    games = np.ascontiguousarray(games, dtype=np.int64).reshape(-1)
+    return _legal_plays(c.params, c.bits, state.buffer, games)

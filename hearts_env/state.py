@@ -58,10 +58,9 @@ of its last hand (``taken``, ``played``, ...) are kept, so the end of the game c
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 
+from .compiled import jit
 from .rules import Rules
 
 PASS, PLAY, OVER = 0, 1, 2
@@ -134,78 +133,128 @@ def flat(array: np.ndarray) -> np.ndarray:
     return view
 
 
-_ARRAY_FIELDS = (
-    "seed", "hand_number", "phase", "current_player", "scores", "dealt",
-    "dead", "hands", "passed", "played", "taken", "voids", "trick", "leader", "num_in_trick",
-    "trick_number", "hearts_broken", "legal", "winner", "final_hand", "history", "history_seat",
-    "history_length", "last_trick", "last_trick_leader", "last_trick_winner", "last_hand_number",
-    "last_hand_points", "last_hand_moon", "last_hand_won", "last_hand_dealt", "last_hand_dead",
-    "last_hand_history", "last_hand_history_seat", "last_hand_length",
+# Storage: the fields live in eight arrays, one per dtype and shape per game, with the fields
+# as rows ``[field, game, ...]``, and the eight arrays are consecutive pieces of one byte buffer.
+# Each field is a contiguous view of its row, so code reads and writes ``state.hands`` as usual,
+# while a compiled kernel takes the whole state as one argument (at batch 1, passing arguments
+# is a large part of a step's cost) and cuts the same views out of it (``storage_views``).
+# (group, fields with their initial values); dtypes and shapes are those of ``storage_views``.
+GROUPS = (
+    ("counters", (
+        ("hand_number", 0), ("phase", 0), ("current_player", 0), ("leader", 0), ("num_in_trick", 0),
+        ("trick_number", 0), ("winner", -1), ("final_hand", -1), ("history_length", 0),
+        ("last_trick_leader", -1), ("last_trick_winner", -1), ("last_hand_number", -1), ("last_hand_length", 0),
+    )),
+    ("sets", (("seed", 0), ("dead", 0), ("legal", 0), ("last_hand_dead", 0))),
+    ("seat_numbers", (("scores", 0), ("trick", -1), ("last_trick", -1), ("last_hand_points", 0))),
+    ("seat_sets", (
+        ("dealt", 0), ("hands", 0), ("passed", 0), ("played", 0), ("taken", 0), ("last_hand_won", 0),
+        ("last_hand_dealt", 0),
+    )),
+    ("flags", (("hearts_broken", False),)),
+    ("seat_flags", (("last_hand_moon", False),)),
+    ("seat_suit_flags", (("voids", False),)),
+    ("actions", (
+        ("history", -1), ("history_seat", -1), ("last_hand_history", -1), ("last_hand_history_seat", -1),
+    )),
 )
+GROUP_NAMES = tuple(group for group, _ in GROUPS)
+#: field -> (group, row): where each field is stored.
+FIELD_ROWS = {field: (group, row) for group, fields in GROUPS for row, (field, _) in enumerate(fields)}
+_ARRAY_FIELDS = tuple(FIELD_ROWS)
+# Row indices the kernels use (``counters[PHASE, g]``), named after the fields.
+(HAND_NUMBER, PHASE, CURRENT_PLAYER, LEADER, NUM_IN_TRICK, TRICK_NUMBER, WINNER, FINAL_HAND, HISTORY_LENGTH,
+ LAST_TRICK_LEADER, LAST_TRICK_WINNER, LAST_HAND_NUMBER, LAST_HAND_LENGTH) = range(13)
+SEED, DEAD, LEGAL, LAST_HAND_DEAD = range(4)
+SCORES, TRICK, LAST_TRICK, LAST_HAND_POINTS = range(4)
+DEALT, HANDS, PASSED, PLAYED, TAKEN, LAST_HAND_WON, LAST_HAND_DEALT = range(7)
+HISTORY, HISTORY_SEAT, LAST_HAND_HISTORY, LAST_HAND_HISTORY_SEAT = range(4)
 
 
-@dataclasses.dataclass(eq=False)
+@jit
+def _bytes_per_game(p, longest):
+    # The 8-byte groups come first, so every group starts aligned for its dtype.
+    return 8 * (13 + 4 + 4 * p + 7 * p) + (1 + p + 4 * p) + 4 * longest
+
+
+@jit
+def storage_views(buffer, p, longest):
+    """The eight storage arrays of a state buffer of ``p``-player games (``longest`` = ``L``), in
+    ``GROUPS`` order: views, not copies."""
+    n = buffer.size // _bytes_per_game(p, longest)
+    at = 0
+    counters = buffer[at:at + 8 * 13 * n].view(np.int64).reshape((13, n))
+    at += 8 * 13 * n
+    sets = buffer[at:at + 8 * 4 * n].view(np.uint64).reshape((4, n))
+    at += 8 * 4 * n
+    seat_numbers = buffer[at:at + 8 * 4 * n * p].view(np.int64).reshape((4, n, p))
+    at += 8 * 4 * n * p
+    seat_sets = buffer[at:at + 8 * 7 * n * p].view(np.uint64).reshape((7, n, p))
+    at += 8 * 7 * n * p
+    flags = buffer[at:at + n].view(np.bool_).reshape((1, n))
+    at += n
+    seat_flags = buffer[at:at + n * p].view(np.bool_).reshape((1, n, p))
+    at += n * p
+    seat_suit_flags = buffer[at:at + n * p * 4].view(np.bool_).reshape((1, n, p, 4))
+    at += n * p * 4
+    actions = buffer[at:at + 4 * n * longest].view(np.int8).reshape((4, n, longest))
+    return counters, sets, seat_numbers, seat_sets, flags, seat_flags, seat_suit_flags, actions
+
+
+@jit
+def _hand_over(counters):
+    out = np.empty(counters.shape[1], dtype=np.bool_)
+    for g in range(out.size):
+        out[g] = (counters[HISTORY_LENGTH, g] == 0 and counters[LAST_HAND_NUMBER, g] >= 0) or counters[PHASE, g] == OVER
+    return out
+
+
+def _new_buffer(rules: Rules, batch_size: int) -> np.ndarray:
+    """An uninitialised state buffer, 8-byte aligned."""
+    size = batch_size * int(_bytes_per_game(rules.num_players, history_length(rules)))
+    return np.empty(-(-size // 8), dtype=np.int64).view(np.uint8)[:size]
+
+
 class State:
-    """A batch of Hearts games under one ``Rules``. Build it with ``engine.init`` or ``engine.from_deal``."""
+    """A batch of Hearts games under one ``Rules``. Build it with ``engine.init`` or ``engine.from_deal``.
 
-    rules: Rules
-    seed: np.ndarray
-    hand_number: np.ndarray
-    phase: np.ndarray
-    current_player: np.ndarray
-    scores: np.ndarray
-    dealt: np.ndarray
-    dead: np.ndarray
-    hands: np.ndarray
-    passed: np.ndarray
-    played: np.ndarray
-    taken: np.ndarray
-    voids: np.ndarray
-    trick: np.ndarray
-    leader: np.ndarray
-    num_in_trick: np.ndarray
-    trick_number: np.ndarray
-    hearts_broken: np.ndarray
-    legal: np.ndarray
-    winner: np.ndarray
-    final_hand: np.ndarray
-    history: np.ndarray
-    history_seat: np.ndarray
-    history_length: np.ndarray
-    last_trick: np.ndarray
-    last_trick_leader: np.ndarray
-    last_trick_winner: np.ndarray
-    last_hand_number: np.ndarray
-    last_hand_points: np.ndarray
-    last_hand_moon: np.ndarray
-    last_hand_won: np.ndarray
-    last_hand_dealt: np.ndarray
-    last_hand_dead: np.ndarray
-    last_hand_history: np.ndarray
-    last_hand_history_seat: np.ndarray
-    last_hand_length: np.ndarray
+    Every field of the layout above is an attribute holding a NumPy array view (write into it,
+    ``state.hands[g, p] = ...``; assigning a new array to a field copies it into the view).
+    ``buffer`` holds them all; ``groups`` names the eight arrays they are rows of.
+    """
+
+    def __init__(self, rules: Rules, buffer: np.ndarray):
+        set_ = object.__setattr__
+        set_(self, "rules", rules)
+        set_(self, "buffer", buffer)
+        groups = dict(zip(GROUP_NAMES, storage_views(buffer, rules.num_players, history_length(rules))))
+        set_(self, "groups", groups)
+        for field, (group, row) in FIELD_ROWS.items():
+            set_(self, field, groups[group][row])
+
+    def __setattr__(self, name: str, value) -> None:
+        if name in FIELD_ROWS:  # keep the field a view of the buffer: copy, never rebind
+            getattr(self, name)[...] = value
+        elif name in ("rules", "buffer", "groups"):
+            raise AttributeError(f"State.{name} cannot be replaced")
+        else:
+            object.__setattr__(self, name, value)
+
+    def __reduce__(self):
+        return (State, (self.rules, self.buffer.copy()))
+
+    def __repr__(self) -> str:
+        return f"State(rules={self.rules.name!r}, batch_size={self.batch_size})"
 
     @classmethod
     def empty(cls, rules: Rules, batch_size: int) -> "State":
-        n, p, longest = batch_size, rules.num_players, history_length(rules)
-        i64 = lambda *shape: np.zeros(shape, dtype=np.int64)  # noqa: E731
-        u64 = lambda *shape: np.zeros(shape, dtype=np.uint64)  # noqa: E731
-        none = lambda *shape: np.full(shape, -1, dtype=np.int64)  # noqa: E731
-        no_cards = lambda: np.full((n, longest), -1, dtype=np.int8)  # noqa: E731
-        return cls(
-            rules=rules, seed=u64(n), hand_number=i64(n), phase=i64(n), current_player=i64(n),
-            scores=i64(n, p), dealt=u64(n, p), dead=u64(n),
-            hands=u64(n, p), passed=u64(n, p), played=u64(n, p), taken=u64(n, p),
-            voids=np.zeros((n, p, 4), dtype=bool), trick=none(n, p),
-            leader=i64(n), num_in_trick=i64(n), trick_number=i64(n),
-            hearts_broken=np.zeros(n, dtype=bool), legal=u64(n), winner=none(n), final_hand=none(n),
-            history=no_cards(), history_seat=no_cards(), history_length=i64(n),
-            last_trick=none(n, p), last_trick_leader=none(n),
-            last_trick_winner=none(n), last_hand_number=none(n), last_hand_points=i64(n, p),
-            last_hand_moon=np.zeros((n, p), dtype=bool), last_hand_won=u64(n, p), last_hand_dealt=u64(n, p),
-            last_hand_dead=u64(n), last_hand_history=no_cards(), last_hand_history_seat=no_cards(),
-            last_hand_length=i64(n),
-        )
+        """``batch_size`` games before any deal: every field at its initial value."""
+        state = cls(rules, _new_buffer(rules, batch_size))
+        for group, fields in GROUPS:
+            array = state.groups[group]
+            for row, (_, initial) in enumerate(fields):
+                array[row] = initial
+        return state
 
     @property
     def batch_size(self) -> int:
@@ -221,7 +270,7 @@ class State:
 
         Derived, not stored: right after a hand is scored, the next hand has no action yet (or
         the game is over, and nothing follows)."""
-        return ((self.history_length == 0) & (self.last_hand_number >= 0)) | (self.phase == OVER)
+        return _hand_over(self.groups["counters"])
 
     @property
     def done(self) -> np.ndarray:
@@ -233,20 +282,26 @@ class State:
 
     def copy(self) -> "State":
         """A deep copy: stepping the copy leaves this state untouched."""
-        return State(rules=self.rules, **{k: v.copy() for k, v in self.arrays().items()})
+        buffer = _new_buffer(self.rules, self.batch_size)
+        buffer[:] = self.buffer
+        return State(self.rules, buffer)
 
     def take(self, games) -> "State":
         """The sub-batch of the given game indices (a copy)."""
         games = np.atleast_1d(check_games(games, self.batch_size))
-        return State(rules=self.rules, **{k: v[games].copy() for k, v in self.arrays().items()})
+        size = int(np.count_nonzero(games)) if games.dtype.kind == "b" else games.size
+        taken = State(self.rules, _new_buffer(self.rules, size))
+        for name, array in self.groups.items():
+            taken.groups[name][...] = array[:, games]
+        return taken
 
     def assign(self, games, other: "State") -> None:
         """Overwrite the given games with the games of ``other`` (same rules, one per index)."""
         if other.rules != self.rules:
             raise ValueError("cannot assign games played under different rules")
         games = check_games(games, self.batch_size)
-        for name, array in self.arrays().items():
-            array[games] = getattr(other, name)
+        for name, array in self.groups.items():
+            array[:, games] = other.groups[name]
 
     @classmethod
     def concatenate(cls, states: list["State"]) -> "State":
@@ -254,10 +309,13 @@ class State:
         rules = states[0].rules
         if any(s.rules != rules for s in states):
             raise ValueError("cannot concatenate states played under different rules")
-        return cls(rules=rules, **{k: np.concatenate([getattr(s, k) for s in states]) for k in _ARRAY_FIELDS})
+        joined = cls(rules, _new_buffer(rules, sum(s.batch_size for s in states)))
+        for name, array in joined.groups.items():
+            np.concatenate([s.groups[name] for s in states], axis=1, out=array)
+        return joined
 
     def equals(self, other: "State") -> bool:
         """Same rules and the same value in every array."""
         return self.rules == other.rules and all(
-            np.array_equal(a, getattr(other, k)) for k, a in self.arrays().items()
+            np.array_equal(a, other.groups[k]) for k, a in self.groups.items()
         )

@@ -7,7 +7,7 @@ from hypothesis import assume, given, settings, strategies as st
 import hearts_env as he
 from hearts_env import cards, observe
 from hearts_app.bench import random_actions
-from hearts_env.engine import _update_legal
+from hearts_env.engine import update_legal
 from hearts_env.scoring import card_points
 
 PRESETS = ["classic", "two_player"]
@@ -145,7 +145,7 @@ def relabel_hidden(state, g, seat, rng):
 
     for name in ("hands", "passed", "dealt", "dead"):
         setattr(out, name, swapped(getattr(out, name)))
-    _update_legal(out)
+    update_legal(out)
     return out
 
 
