@@ -5,6 +5,8 @@
 * ``engine``: uniformly random legal actions (passing included) at each batch size;
 * ``engine+obs``: the same with an observation v1 and a legal mask built for every decision;
 * ``aec_env``: the PettingZoo AEC env, one game, ``last()`` + ``step`` per decision;
+* ``gym_env``: the Gymnasium single-seat env, one game, random learner and random opponents; its
+  decisions/s count every seat's decisions (the opponents move inside the learner's steps);
 * ``vector_env``: the Gymnasium vector env (learner at seat 0, random opponents, every
   opponent decision observed too) at the largest batch size; its decisions/s are the
   learner's steps/s;
@@ -17,7 +19,9 @@
   with ``information_state_tensor`` on every decision (only when ``pyspiel`` is installed).
 
 Hands/s counts finished hands, decisions/s every action of every seat (12 pass picks on three
-hands in four, 52 plays). Games are played with the target score out of reach, so batches stay
+hands in four, 52 plays). Below the table, each measure's decisions/s over OpenSpiel's in the same
+run: the engine alone against ``open_spiel``, everything that observes every decision against
+``open_spiel+obs`` (``ratios``). Games are played with the target score out of reach, so batches stay
 full and the figures are steady-state rates. Peak memory of the engine rows is measured in a
 separate short run with tracemalloc (it slows the loop, so it is not timed).
 """
@@ -70,7 +74,26 @@ class BenchResult:
 
 def random_actions(legal: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """One uniformly random card of each legal set (0 for empty sets)."""
-    return cards.uniform_cards(legal, rng)
+    legal = np.asarray(legal)
+    return cards.uniform_cards(legal, rng.random(legal.size))
+
+
+class RandomCards:
+    """Uniformly random legal cards for the timed loops, the uniform numbers drawn in blocks: one
+    ``rng.random`` call per step would cost more than the engine's own step at batch 1 (the
+    OpenSpiel loop beside it picks with Python's ``random.choice``, as cheap)."""
+
+    def __init__(self, rng: np.random.Generator, batch_size: int):
+        self.rng, self.batch_size = rng, batch_size
+        self.rows = max(1, 2**16 // batch_size)
+        self.block, self.row = None, self.rows
+        self.out = np.empty(batch_size, dtype=np.int64)
+
+    def __call__(self, legal: np.ndarray) -> np.ndarray:
+        if self.row == self.rows:
+            self.block, self.row = self.rng.random((self.rows, self.batch_size)), 0
+        self.row += 1
+        return cards.uniform_cards(legal, self.block[self.row - 1], self.out)
 
 
 def _endless(rules: Rules) -> Rules:
@@ -92,16 +115,21 @@ def _timed(step: Callable[[], int], seconds: float, finished: Callable[[], bool]
 
 def bench_engine(rules: Rules, batch_size: int, seconds: float, seed: int = 0, with_obs: bool = False) -> BenchResult:
     state = engine.init(_endless(rules), batch_size, seed)
-    rng = np.random.default_rng(seed)
+    pick = RandomCards(np.random.default_rng(seed), batch_size)
     buffer = np.zeros((batch_size, OBS_DIM), dtype=np.float32)
     first_hand = state.hand_number.copy()
 
+    # Small batches take several steps per timed call, so the timing loop's own cost does not count
+    # (the OpenSpiel loop beside it also times whole hands).
+    steps_per_call = max(1, 64 // batch_size)
+
     def step() -> int:
-        if with_obs:
-            observe(state, out=buffer)
-            engine.legal_mask(state)
-        engine.step_inplace(state, random_actions(state.legal, rng))
-        return batch_size
+        for _ in range(steps_per_call):
+            if with_obs:
+                observe(state, out=buffer)
+                engine.legal_mask(state)
+            engine.step_inplace(state, pick(state.legal))
+        return batch_size * steps_per_call
 
     decisions, elapsed = _timed(step, seconds, finished=lambda: bool((state.hand_number > first_hand).any()))
     hands = int((state.hand_number - first_hand).sum())
@@ -151,6 +179,31 @@ def bench_aec(rules: Rules, seconds: float, seed: int = 0) -> BenchResult:
 
     decisions, elapsed = _timed(episode, seconds)
     return BenchResult("aec_env", 1, hands / elapsed, decisions / elapsed, elapsed)
+
+
+def bench_gym(rules: Rules, seconds: float, seed: int = 0) -> BenchResult:
+    """The Gymnasium single-seat env, one game, hand episodes: a random learner at seat 0 against
+    random opponents. Its decisions/s count every seat's decisions (the learner's steps and the
+    opponents' moves made inside them), so it compares with the other rows per decision."""
+    from hearts_env.gym import HeartsSeatEnv
+
+    env = HeartsSeatEnv(rules=rules, opponents="random")
+    env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    hands = 0
+
+    def episode() -> int:
+        nonlocal hands
+        _, info = env.reset()
+        terminated = False
+        while not terminated:
+            legal = np.flatnonzero(info["action_mask"])
+            _, _, terminated, _, info = env.step(int(legal[rng.integers(legal.size)]))
+        hands += 1
+        return int(env.tables.state.last_hand_length[0])  # every seat's actions in the hand
+
+    decisions, elapsed = _timed(episode, seconds)
+    return BenchResult("gym_env", 1, hands / elapsed, decisions / elapsed, elapsed)
 
 
 def bench_vector(rules: Rules, num_envs: int, seconds: float, seed: int = 0) -> BenchResult:
@@ -298,6 +351,8 @@ def run(
             warnings.simplefilter("ignore")
             say("PettingZoo AEC env")
             results.append(bench_aec(rules, seconds))
+            say("Gymnasium single-seat env")
+            results.append(bench_gym(rules, seconds))
             say(f"Gymnasium vector env, {max(batch_sizes)} games")
             results.append(bench_vector(rules, max(batch_sizes), seconds))
     if agent_specs is None:
@@ -332,14 +387,34 @@ def format_table(results: list[BenchResult], rules: Rules) -> str:
         hands = "" if r.name.startswith("agent:") else f"{r.hands_per_s:,.0f}"
         rate = f"{r.decisions_per_s:>14,.0f}" if r.decisions_per_s >= 100 else f"{r.decisions_per_s:>14,.1f}"
         rows.append(f"{r.name:<{width}} {r.batch_size:>6} {hands:>12} {rate} {mem}")
+    rows.append("")
+    found = ratios(results)
+    if found:
+        rows.append("per decision, against OpenSpiel in this run:")
+        width = max(len(label) for label in found)
+        rows.extend(f"  {label:<{width}}  {value:6.2f}x" for label, value in found.items())
+    else:
+        rows.append("open_spiel not measured (not installed, or rules are not four-player)")
+    return "\n".join(rows)
+
+
+#: (our measure, OpenSpiel's measure it is compared with): the engine alone with OpenSpiel alone, and
+#: everything that builds an observation for every decision with OpenSpiel computing its
+#: information-state tensor for every decision.
+COMPARISONS = (("engine", "open_spiel"), ("engine+obs", "open_spiel+obs"), ("aec_env", "open_spiel+obs"),
+               ("gym_env", "open_spiel+obs"))
+
+
+def ratios(results: list[BenchResult]) -> dict[str, float]:
+    """Decisions/s of each single-game and batched measure over OpenSpiel's, by label."""
     by_name = {}
     for r in results:
         by_name.setdefault(r.name, []).append(r)
-    rows.append("")
-    for ours, theirs in (("engine", "open_spiel"), ("engine+obs", "open_spiel+obs")):
-        if ours in by_name and theirs in by_name:
-            best = max(r.hands_per_s for r in by_name[ours])
-            rows.append(f"best {ours} / {theirs} hands/s: {best / by_name[theirs][0].hands_per_s:.1f}x")
-    if "open_spiel" not in by_name:
-        rows.append("open_spiel not measured (not installed, or rules are not four-player)")
-    return "\n".join(rows)
+    out = {}
+    for ours, theirs in COMPARISONS:
+        if theirs not in by_name:
+            continue
+        reference = by_name[theirs][0].decisions_per_s
+        for r in by_name.get(ours, []):
+            out[f"{ours} batch {r.batch_size} / {theirs}"] = r.decisions_per_s / reference
+    return out

@@ -63,6 +63,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
             "rules": rules.name,
             "seconds_per_measurement": args.seconds,
             "results": [r.__dict__ for r in results],
+            "ratios_to_open_spiel": bench.ratios(results),
         }))
     else:
         print(bench.format_table(results, rules))

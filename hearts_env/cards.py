@@ -145,14 +145,15 @@ def count(bits: np.ndarray) -> np.ndarray:
     return np.bitwise_count(np.asarray(bits, dtype=np.uint64))
 
 
+# The wrappers below allocate the kernels' outputs themselves: turning an array made inside
+# compiled code into a NumPy array costs about a microsecond, more than a small batch's work.
+
 @jit
-def _unpack(card_sets):
-    out = np.empty((card_sets.size, NUM_CARDS), dtype=np.uint8)
+def _unpack(card_sets, out):
     for i in range(card_sets.size):
         x = card_sets[i]
         for card in range(NUM_CARDS):
             out[i, card] = (x >> np.uint64(card)) & np.uint64(1)
-    return out
 
 
 def unpack(bits: np.ndarray) -> np.ndarray:
@@ -161,7 +162,9 @@ def unpack(bits: np.ndarray) -> np.ndarray:
     shape = bits.shape
     if bits.dtype != np.uint64 or not bits.flags.c_contiguous:
         bits = np.ascontiguousarray(bits, dtype=np.uint64)
-    return _unpack(bits.reshape(-1)).reshape(shape + (NUM_CARDS,))
+    out = np.empty(shape + (NUM_CARDS,), dtype=np.uint8)
+    _unpack(bits.reshape(-1), out.reshape(-1, NUM_CARDS))
+    return out
 
 
 def to_mask(bits: np.ndarray) -> np.ndarray:
@@ -208,32 +211,34 @@ def nth_of(card_set, n):
 
 
 @jit
-def _nth_cards(card_sets, n):
-    out = np.empty(card_sets.size, dtype=np.int64)
+def _nth_cards(card_sets, n, out):
     for i in range(card_sets.size):
         out[i] = nth_of(card_sets[i], n[i])
-    return out
 
 
 def nth_card(bits: np.ndarray, n: np.ndarray) -> np.ndarray:
     """Id of the ``n``-th lowest card (0-based) of each set; ``n`` must be below its count."""
     bits = np.asarray(bits, dtype=np.uint64)
     n = np.broadcast_to(np.asarray(n, dtype=np.int64), bits.shape)
-    return _nth_cards(np.ascontiguousarray(bits).reshape(-1), np.ascontiguousarray(n).reshape(-1)).reshape(bits.shape)
-
-
-@jit
-def _uniform_cards(card_sets, uniforms):
-    out = np.empty(card_sets.size, dtype=np.int64)
-    for i in range(card_sets.size):
-        out[i] = max(nth_of(card_sets[i], int(uniforms[i] * popcount(card_sets[i]))), 0)
+    out = np.empty(bits.shape, dtype=np.int64)
+    _nth_cards(np.ascontiguousarray(bits).reshape(-1), np.ascontiguousarray(n).reshape(-1), out.reshape(-1))
     return out
 
 
-def uniform_cards(bits: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """One uniformly random card of each set ``[N]`` (0 for an empty set), drawn with ``rng``."""
+@jit
+def _uniform_cards(card_sets, uniforms, out):
+    for i in range(card_sets.size):
+        out[i] = max(nth_of(card_sets[i], int(uniforms[i] * popcount(card_sets[i]))), 0)
+
+
+def uniform_cards(bits: np.ndarray, uniforms: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """A card of each set ``[N]`` picked by a uniform number in [0, 1) per set (0 for an empty set);
+    written into ``out`` (int64 ``[N]``) when given."""
     bits = np.ascontiguousarray(bits, dtype=np.uint64).reshape(-1)
-    return _uniform_cards(bits, rng.random(bits.size))
+    if out is None:
+        out = np.empty(bits.size, dtype=np.int64)
+    _uniform_cards(bits, np.ascontiguousarray(uniforms, dtype=np.float64), out)
+    return out
 
 
 def format_cards(cards: Iterable[int], symbols: bool = False) -> str:

@@ -274,6 +274,12 @@ def validate_actions(
     return actions, (state.phase != OVER) if every else (acting & (state.phase != OVER))
 
 
+def first_illegal(state: State, actions: np.ndarray | Sequence[int], games: np.ndarray | None = None) -> int:
+    """The first acting game (of ``games``, default all) whose action is illegal, or -1; changes nothing."""
+    actions, acting = _checked_arguments(state, actions, games)
+    return int(_first_illegal_in(constants(state.rules).params, state.buffer, actions, acting))
+
+
 def update_legal(state: State) -> None:
     """Recompute every game's legal set (``state.legal``) after its arrays were edited by hand."""
     c = constants(state.rules)
@@ -288,7 +294,8 @@ def describe_illegal(state: State, game: int, action: int) -> str:
     return f"{where}player {state.current_player[game]} cannot {phase} {what}; legal: {legal}"
 
 
-_EVERY_GAME = np.zeros(0, dtype=bool)  # ``acting`` for "every game that is not over"
+_EVERY_GAME = np.zeros(0, dtype=bool)
+_INT64 = np.dtype(np.int64)  # ``acting`` for "every game that is not over"
 
 
 def _checked_arguments(state: State, actions, games) -> tuple[np.ndarray, np.ndarray]:
@@ -296,11 +303,11 @@ def _checked_arguments(state: State, actions, games) -> tuple[np.ndarray, np.nda
 
     ``acting`` is a bool mask ``[N]`` of the games selected, or empty for every game."""
     actions = np.asarray(actions)
-    if actions.dtype != np.int64:  # (the kernels take int64 only: one compiled version)
+    if actions.dtype is not _INT64:  # (the kernels take int64 only: one compiled version)
         if actions.dtype.kind not in "iu":
             raise IllegalActionError(f"actions must be integer card ids 0..51, got dtype {actions.dtype}")
         actions = actions.astype(np.int64)
-    if actions.shape != (state.batch_size,):
+    if actions.shape != state.phase.shape:
         raise IllegalActionError(
             f"expected one action per game, shape ({state.batch_size},); got shape {actions.shape}"
         )
@@ -322,7 +329,7 @@ def _checked_arguments(state: State, actions, games) -> tuple[np.ndarray, np.nda
 
 
 def _refuse_illegal(state: State, actions: np.ndarray, acting: np.ndarray) -> None:
-    bad = _first_illegal_in(constants(state.rules).params, state.buffer, actions, acting)
+    bad = int(_first_illegal_in(constants(state.rules).params, state.buffer, actions, acting))
     if bad >= 0:
         raise IllegalActionError(describe_illegal(state, bad, int(actions[bad])))
 

@@ -129,8 +129,11 @@ def play(
             mask = engine.legal_mask(work)
             actions = np.zeros(work.batch_size, dtype=np.int64)
             agent_of = np.where(active, who, -1)
-            for index in np.unique(agent_of[rows]):
-                mine = (agent_of == index).nonzero()[0]
+            if count == 1:  # one game to act (single-game envs, the play mode): no grouping
+                groups = [(int(agent_of[rows[0]]), rows)]
+            else:
+                groups = [(index, (agent_of == index).nonzero()[0]) for index in np.unique(agent_of[rows])]
+            for index, mine in groups:
                 chosen = np.asarray(agents[index].act(obs[mine], mask[mine])).reshape(-1)
                 if chosen.shape != (mine.size,):
                     raise AgentError(f"agent {agent_name(agents[index])!r} returned {chosen.shape[0]} actions "
@@ -140,9 +143,8 @@ def play(
                                      f"{chosen.dtype}; card ids are integers", int(index))
                 actions[mine] = chosen
             chosen = actions[rows]
-            legal = (chosen >= 0) & (chosen < mask.shape[1]) & mask[rows, np.clip(chosen, 0, mask.shape[1] - 1)]
-            if not legal.all():  # refused before any hook sees the step, naming the caller's game
-                bad = rows[~legal][0]
+            bad = engine.first_illegal(work, actions, active)
+            if bad >= 0:  # refused before any hook sees the step, naming the caller's game
                 index = int(agent_of[bad])
                 reason = engine.describe_illegal(work.take([bad]), 0, int(actions[bad]))
                 raise AgentError(f"agent {agent_name(agents[index])!r} chose an illegal action in game "

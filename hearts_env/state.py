@@ -202,11 +202,9 @@ def storage_views(buffer, p, longest):
 
 
 @jit
-def _hand_over(counters):
-    out = np.empty(counters.shape[1], dtype=np.bool_)
+def _hand_over(counters, out):
     for g in range(out.size):
         out[g] = (counters[HISTORY_LENGTH, g] == 0 and counters[LAST_HAND_NUMBER, g] >= 0) or counters[PHASE, g] == OVER
-    return out
 
 
 def _new_buffer(rules: Rules, batch_size: int) -> np.ndarray:
@@ -270,7 +268,9 @@ class State:
 
         Derived, not stored: right after a hand is scored, the next hand has no action yet (or
         the game is over, and nothing follows)."""
-        return _hand_over(self.groups["counters"])
+        out = np.empty(self.batch_size, dtype=bool)  # (allocated here: cheaper than inside the kernel)
+        _hand_over(self.groups["counters"], out)
+        return out
 
     @property
     def done(self) -> np.ndarray:

@@ -12,7 +12,9 @@ def test_bench_json_reports_every_batch_size(capsys):
     report = json.loads(capsys.readouterr().out)
     rows = {(r["name"], r["batch_size"]): r for r in report["results"]}
     assert set(rows) == {("engine", 1), ("engine", 16), ("engine+obs", 1), ("engine+obs", 16),
-                         ("aec_env", 1), ("vector_env", 16), ("agent:random", 16), ("agent:easy", 16)}
+                         ("aec_env", 1), ("gym_env", 1), ("vector_env", 16), ("agent:random", 16),
+                         ("agent:easy", 16)}
+    assert report["ratios_to_open_spiel"] == {}  # OpenSpiel left out
     for (name, _), row in rows.items():
         assert row["decisions_per_s"] > row["hands_per_s"] >= 0
         if name.startswith("agent:"):
@@ -70,3 +72,19 @@ def test_bad_rules_option_exits_with_message(capsys):
         cli.main(["bench", "--rule", "moon=sometimes"])
     assert exit_info.value.code == 2
     assert "moon" in capsys.readouterr().err
+
+
+def test_bench_ratios_compare_each_measure_with_its_open_spiel_row():
+    def row(name, batch, rate):
+        return bench.BenchResult(name, batch, rate / 60, rate, 1.0)
+
+    results = [row("engine", 1, 200.0), row("engine", 64, 800.0), row("engine+obs", 1, 50.0),
+               row("aec_env", 1, 30.0), row("gym_env", 1, 5.0), row("vector_env", 64, 99.0),
+               row("open_spiel", 1, 100.0), row("open_spiel+obs", 1, 10.0)]
+    assert bench.ratios(results) == {
+        "engine batch 1 / open_spiel": 2.0, "engine batch 64 / open_spiel": 8.0,
+        "engine+obs batch 1 / open_spiel+obs": 5.0, "aec_env batch 1 / open_spiel+obs": 3.0,
+        "gym_env batch 1 / open_spiel+obs": 0.5,
+    }
+    table = bench.format_table(results, Rules.preset("classic"))
+    assert "per decision, against OpenSpiel in this run:" in table and "aec_env batch 1 / open_spiel+obs" in table

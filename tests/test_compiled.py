@@ -1,0 +1,63 @@
+"""The compiled engine: where no cache folder can be written, it still imports and plays the same games."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+import hearts_env as he
+from hearts_env import engine
+from hearts_env.observe import observe
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Plays two games of random legal cards and prints a digest of every state array and observation.
+GAME = """
+import hashlib, numpy as np
+from hearts_env import engine
+from hearts_env.observe import observe
+state, rng, digest = engine.init("classic", 2, 5), np.random.default_rng(5), hashlib.sha256()
+while not state.done.all():
+    legal = engine.legal_mask(state)
+    engine.step_inplace(state, np.array([rng.choice(np.flatnonzero(m)) if m.any() else 0 for m in legal]))
+    digest.update(state.buffer.tobytes()); digest.update(observe(state).tobytes())
+print(digest.hexdigest())
+"""
+
+
+def _digest_here() -> str:
+    lines = []
+    exec(GAME.replace("print(", "lines.append("), {"lines": lines})
+    return lines[0]
+
+
+def test_the_engine_plays_the_same_where_no_cache_folder_is_writable():
+    # /proc refuses new folders even to root, and the only cache locator left is the one that
+    # reads NUMBA_CACHE_DIR: Numba finds no writable cache folder for any kernel.
+    env = dict(os.environ, NUMBA_CACHE_DIR="/proc/hearts-lab-no-cache",
+               NUMBA_CACHE_LOCATOR_CLASSES="UserProvidedCacheLocator")
+    run = subprocess.run([sys.executable, "-c", GAME], capture_output=True, text=True, cwd=ROOT, env=env,
+                         timeout=600)
+    assert run.returncode == 0, run.stderr
+    assert "compiling without an on-disk cache" in run.stderr  # said once, as a warning
+    assert run.stderr.count("RuntimeWarning") == 1
+    assert run.stdout.strip() == _digest_here()
+
+
+def test_kernels_give_the_same_state_at_every_batch_size():
+    # The same compiled rules run for a batch of one and inside a batch: game g of a batch of 9 is
+    # step for step the game played alone from the same seed.
+    seeds = he.deal.game_seeds(3, 9)
+    batch = engine.init_from_seeds("classic", seeds)
+    alone = [engine.init_from_seeds("classic", seeds[g:g + 1]) for g in range(9)]
+    rng = np.random.default_rng(3)
+    while not batch.done.all():
+        actions = np.array([rng.choice(np.flatnonzero(m)) if m.any() else 0 for m in engine.legal_mask(batch)])
+        engine.step_inplace(batch, actions)
+        for g, single in enumerate(alone):
+            if not single.done[0]:
+                engine.step_inplace(single, actions[g:g + 1])
+            assert single.equals(batch.take([g]))
+            assert np.array_equal(observe(single), observe(batch)[g:g + 1])
