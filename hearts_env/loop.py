@@ -134,7 +134,10 @@ def play(
             else:
                 groups = [(index, (agent_of == index).nonzero()[0]) for index in np.unique(agent_of[rows])]
             for index, mine in groups:
-                chosen = np.asarray(agents[index].act(obs[mine], mask[mine])).reshape(-1)
+                if mine.size == work.batch_size:  # every row: the arrays themselves, no copies
+                    chosen = np.asarray(agents[index].act(obs, mask)).reshape(-1)
+                else:
+                    chosen = np.asarray(agents[index].act(obs[mine], mask[mine])).reshape(-1)
                 if chosen.shape != (mine.size,):
                     raise AgentError(f"agent {agent_name(agents[index])!r} returned {chosen.shape[0]} actions "
                                      f"for {mine.size} decisions", int(index))

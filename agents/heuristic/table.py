@@ -14,7 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from hearts_env import cards
-from hearts_env.observe import OBSERVATION_LAYOUT, decode
+from hearts_env.compiled import jit
+from hearts_env.observe import OBSERVATION_LAYOUT
 
 C, D, H, S = cards.CLUBS, cards.DIAMONDS, cards.HEARTS, cards.SPADES
 QS = cards.BIT[cards.QUEEN_OF_SPADES]
@@ -53,98 +54,63 @@ def has(bits: np.ndarray, card_bits) -> np.ndarray:
     return (bits & card_bits) != 0
 
 
-#: RANK_MAJOR_BITS[x]: the 13-bit suit field x (bit r = rank r) spread to bits 4r, so that the four
-#: suits of a card set interleave into one set ordered by rank, then suit (bit 4 * rank + suit).
-_RANK_MAJOR_BITS = np.array([sum(((x >> r) & 1) << (4 * r) for r in range(13)) for x in range(1 << 13)],
-                            dtype=np.uint64)
-_SUIT_FIELD = np.uint64((1 << cards.NUM_RANKS) - 1)
-#: From this many games on, ``pick`` by HIGH_RANK or LOW_RANK works on bits (fewer, larger steps
-#: than the general path, which builds [N, 52] arrays).
-_BITS_PICK_FROM = 512
-
-
-def _rank_major(bits: np.ndarray) -> np.ndarray:
-    """Card sets re-ordered so that bit ``4 * rank + suit`` (= HIGH_RANK) holds each card."""
-    out = _RANK_MAJOR_BITS[(bits & _SUIT_FIELD).astype(np.intp)]
-    for suit in range(1, 4):
-        field = (bits >> np.uint64(cards.NUM_RANKS * suit)) & _SUIT_FIELD
-        out |= _RANK_MAJOR_BITS[field.astype(np.intp)] << np.uint64(suit)
-    return out
+@jit
+def _pick(candidates, scored, out):
+    # np.argmax over each game's 52 scores (-inf off the set): the first highest, a NaN first of all.
+    per_game = scored.shape[0] > 1
+    for g in range(candidates.size):
+        card_set = candidates[g]
+        if card_set == 0:
+            out[g] = -1
+            continue
+        row = scored[g] if per_game else scored[0]
+        best, best_value = 0, row[0] if card_set & np.uint64(1) else -np.inf
+        for card in range(1, cards.NUM_CARDS):
+            if np.isnan(best_value):
+                break
+            value = row[card] if (card_set >> np.uint64(card)) & np.uint64(1) else -np.inf
+            if np.isnan(value) or value > best_value:
+                best, best_value = card, value
+        out[g] = best
 
 
 def pick(candidates: np.ndarray, preference: np.ndarray) -> np.ndarray:
     """Per game, the card of the set ``candidates`` with the highest ``preference`` ([52] or
-    [N, 52]); -1 where the set is empty."""
-    if (preference is HIGH_RANK or preference is LOW_RANK) and np.size(candidates) >= _BITS_PICK_FROM:
-        ordered = _rank_major(candidates)
-        at = cards.highest_card(ordered) if preference is HIGH_RANK else cards.lowest_card(ordered)
-        return np.where(candidates != 0, (at & 3) * cards.NUM_RANKS + (at >> 2), -1)
-    mask = cards.to_mask(candidates)
-    scored = np.where(mask, preference + 1000.0, -np.inf)
-    choice = scored.argmax(axis=1)
-    return np.where(candidates != 0, choice, -1)
+    [N, 52]); -1 where the set is empty. Ties go to the lowest card id."""
+    candidates = np.ascontiguousarray(candidates, dtype=np.uint64).reshape(-1)
+    # The scores as NumPy computes them (a float32 preference stays float32), then widened exactly.
+    scored = np.asarray(preference + 1000.0, dtype=np.float64).reshape(-1, cards.NUM_CARDS)
+    out = np.empty(candidates.size, dtype=np.int64)
+    _pick(candidates, np.ascontiguousarray(scored), out)
+    return out
 
 
 class Table:
     """Facts one seat knows, for a batch of games (all ``[N]`` unless noted)."""
 
     def __init__(self, observation: np.ndarray, action_mask: np.ndarray):
-        pieces = decode(np.asarray(observation))
-        self.n = len(observation)
-        rows = np.arange(self.n)
-        flags = pieces["rules"]
-        self.trump = np.where(flags[:, 5] > 0.5, H, -1)  # hearts_trump
-        self.jack_bonus = flags[:, 4] > 0.5
-        self.first_trick_protection = flags[:, 0] > 0.5
-        self.players = np.where(flags[:, 7] > 0.5, 2, 4)  # two_players
-        self.deck = np.where(flags[:, 6] > 0.5, _SHORT_DECK, cards.ALL_BITS)
-
-        self.legal = _card_sets(np.asarray(action_mask), 0)[:, 0]
-        sets = _card_sets(np.asarray(observation)[:, :_CARD_SETS * cards.NUM_CARDS], 0.5)
-        self.hand, self.passed, self.received = sets[:, 0].copy(), sets[:, 1].copy(), sets[:, 2].copy()
-        trick_sets = sets[:, 3:7]  # [N, 4] by relative seat (one card at most)
-        self.played_by = np.ascontiguousarray(sets[:, 7:11])  # [N, 4] by relative seat
-        self.played = np.bitwise_or.reduce(self.played_by, axis=1)
-        self.passing = pieces["phase"][:, 0] > 0.5
-        self.pass_offset = pieces["pass_direction"].argmax(axis=1)  # relative receiver, 0 = none
-        self.hearts_broken = pieces["hearts_broken"][:, 0] > 0.5
-        self.voids = pieces["voids"] > 0.5  # [N, 4 relative seats, 4 suits]
-        self.points_taken = np.rint(pieces["points_taken"] * 26).astype(np.int64)  # [N, 4]
-        self.trick_number = pieces["trick_number"][:, 0]
-
-        # The current trick.
-        self.trick_card = np.where(trick_sets != 0, cards.lowest_card(trick_sets), -1)  # [N, 4]
-        self.in_trick = (self.trick_card >= 0).sum(axis=1)
-        self.leading = self.in_trick == 0
-        leader = pieces["trick_leader"].argmax(axis=1)
-        led_card = self.trick_card[rows, leader]
-        self.led_suit = np.where(self.leading, -1, led_card // cards.NUM_RANKS)
-        self.trick_bits = np.bitwise_or.reduce(np.where(self.trick_card >= 0, cards.BIT[np.maximum(self.trick_card, 0)], NONE), axis=1)
-        self.last_to_play = self.in_trick == self.players - 1
-        suit = self.trick_card // cards.NUM_RANKS
-        strength = np.where(
-            self.trick_card >= 0,
-            self.trick_card % cards.NUM_RANKS + 13 * (suit == self.led_suit[:, None]) + 26 * (suit == self.trump[:, None]),
-            -1,
-        )
-        self.winning_card = np.where(self.leading, -1, self.trick_card[rows, strength.argmax(axis=1)])
-        self.winning_seat = np.where(self.leading, -1, strength.argmax(axis=1))  # relative seat
-        winner_is_trump = (self.winning_card // cards.NUM_RANKS == self.trump) & ~self.leading
-        trumps = np.where(self.trump >= 0, cards.SUIT_BITS[np.maximum(self.trump, 0)], NONE)
-        # Cards that would take the trick if played now.
-        self.beats = np.where(
-            winner_is_trump,
-            above(self.winning_card),
-            above(self.winning_card) | np.where(self.led_suit == self.trump, NONE, trumps),
-        )
-        self.beats = np.where(self.leading, NONE, self.beats)
-        self.trick_points = self.points_in(self.trick_bits)
-
-        self.queen_out = ~has(self.played | self.hand, QS)  # somebody else still holds Q♠
-        # Cards whose place I do not know: not mine, not played, not passed by me.
-        self.unseen = self.deck & ~self.hand & ~self.played & ~self.passed
-        self.following = ~self.leading & ((self.legal & cards.SUIT_BITS[np.maximum(self.led_suit, 0)]) != 0)
-        self.void_now = ~self.leading & ~self.following
+        observation = np.ascontiguousarray(observation, dtype=np.float32)
+        action_mask = np.ascontiguousarray(action_mask)
+        n = self.n = len(observation)
+        ints = lambda *shape: np.empty((n,) + shape, dtype=np.int64)  # noqa: E731
+        sets = lambda *shape: np.empty((n,) + shape, dtype=np.uint64)  # noqa: E731
+        flags = lambda *shape: np.empty((n,) + shape, dtype=bool)  # noqa: E731
+        self.trump, self.players, self.pass_offset = ints(), ints(), ints()
+        self.jack_bonus, self.first_trick_protection, self.passing, self.hearts_broken = flags(), flags(), flags(), flags()
+        self.deck, self.legal, self.hand, self.passed, self.received = sets(), sets(), sets(), sets(), sets()
+        self.played_by, self.played = sets(4), sets()
+        self.voids, self.points_taken = flags(4, 4), ints(4)
+        self.trick_number = np.empty(n, dtype=np.float32)
+        self.trick_card, self.in_trick, self.leading, self.led_suit = ints(4), ints(), flags(), ints()
+        self.trick_bits, self.last_to_play, self.winning_card, self.winning_seat = sets(), flags(), ints(), ints()
+        self.beats, self.trick_points, self.queen_out, self.unseen = sets(), ints(), flags(), sets()
+        self.following, self.void_now = flags(), flags()
+        _decode(observation, action_mask, self.trump, self.players, self.pass_offset, self.jack_bonus,
+                self.first_trick_protection, self.passing, self.hearts_broken, self.deck, self.legal, self.hand,
+                self.passed, self.received, self.played_by, self.played, self.voids, self.points_taken,
+                self.trick_number, self.trick_card, self.in_trick, self.leading, self.led_suit, self.trick_bits,
+                self.last_to_play, self.winning_card, self.winning_seat, self.beats, self.trick_points,
+                self.queen_out, self.unseen, self.following, self.void_now)
 
     def points_in(self, bits: np.ndarray) -> np.ndarray:
         """Penalty points of card sets (hearts 1, Q♠ 13, J♦ bonus when on)."""
@@ -155,21 +121,118 @@ class Table:
         return cards.count(bits & cards.SUIT_BITS[suit]).astype(np.int64)
 
 
-#: The card-set pieces of the observation (hand, passed, received, trick x 4, played_by x 4), side by
-#: side at its start in that order.
-_CARD_SETS = 11
-assert [OBSERVATION_LAYOUT[name][0].start for name in ("hand", "passed", "received", "trick", "played_by")] == \
-    [0, 52, 104, 156, 364]
-
-
-def _card_sets(values: np.ndarray, threshold: float) -> np.ndarray:
-    """``[N, S * 52]`` per-card values -> ``[N, S]`` card sets of the cards above ``threshold``
-    (as ``cards.from_mask(values > threshold)``, with each set padded to 64 bits so that one flat
-    packing makes them all)."""
-    n, sets = values.shape[0], values.shape[1] // cards.NUM_CARDS
-    padded = np.zeros((n, sets, 64), dtype=bool)
-    np.greater(values.reshape(n, sets, cards.NUM_CARDS), threshold, out=padded[:, :, :cards.NUM_CARDS])
-    return np.packbits(padded, bitorder="little").view("<u8").reshape(n, sets).astype(np.uint64, copy=False)
-
-
 _SHORT_DECK = cards.bits_of(s * 13 + r for s in range(4) for r in (0, 2, 4, 6, 8, 10, 12))
+_ALL = cards.ALL_BITS
+_SUIT_BITS = cards.SUIT_BITS
+_AT = {name: piece.start for name, (piece, _) in OBSERVATION_LAYOUT.items()}
+_RULES, _PHASE, _PASS_DIRECTION, _HEARTS_BROKEN = _AT["rules"], _AT["phase"], _AT["pass_direction"], _AT["hearts_broken"]
+_VOIDS, _POINTS_TAKEN, _TRICK_NUMBER, _TRICK_LEADER = _AT["voids"], _AT["points_taken"], _AT["trick_number"], _AT["trick_leader"]
+_HAND, _PASSED, _RECEIVED, _TRICK, _PLAYED_BY = _AT["hand"], _AT["passed"], _AT["received"], _AT["trick"], _AT["played_by"]
+_TWENTY_SIX = np.float32(26)
+
+
+@jit
+def _set_above(values, at, threshold):
+    """The card set of the 52 values at ``values[at:at + 52]`` that are above ``threshold``."""
+    out = np.uint64(0)
+    for card in range(cards.NUM_CARDS):
+        if values[at + card] > threshold:
+            out |= np.uint64(1) << np.uint64(card)
+    return out
+
+
+@jit
+def _first_max(values, at, count):
+    """np.argmax of ``values[at:at + count]`` (the first highest; a NaN first of all)."""
+    best = 0
+    for i in range(1, count):
+        if np.isnan(values[at + best]):
+            break
+        if np.isnan(values[at + i]) or values[at + i] > values[at + best]:
+            best = i
+    return best
+
+
+@jit
+def _above(card):
+    """Cards of the same suit as ``card`` and higher (-1 gives the empty set)."""
+    if card < 0:
+        return np.uint64(0)
+    return _SUIT_BITS[card // cards.NUM_RANKS] & ~((np.uint64(1) << np.uint64(card + 1)) - np.uint64(1))
+
+
+@jit
+def _decode(observation, action_mask, trump, players, pass_offset, jack_bonus, first_trick_protection, passing,
+            hearts_broken, deck, legal, hand, passed, received, played_by, played, voids, points_taken,
+            trick_number, trick_card, in_trick, leading, led_suit, trick_bits, last_to_play, winning_card,
+            winning_seat, beats, trick_points, queen_out, unseen, following, void_now):
+    """Every ``Table`` piece of every game, from the observation and the mask (see ``Table.__init__``)."""
+    for g in range(observation.shape[0]):
+        o = observation[g]
+        trump[g] = H if o[_RULES + 5] > 0.5 else -1
+        jack_bonus[g] = o[_RULES + 4] > 0.5
+        first_trick_protection[g] = o[_RULES + 0] > 0.5
+        players[g] = 2 if o[_RULES + 7] > 0.5 else 4
+        deck[g] = _SHORT_DECK if o[_RULES + 6] > 0.5 else _ALL
+        mine = np.uint64(0)
+        for card in range(cards.NUM_CARDS):
+            if action_mask[g, card] > 0:
+                mine |= np.uint64(1) << np.uint64(card)
+        legal[g] = mine
+        hand[g] = _set_above(o, _HAND, 0.5)
+        passed[g] = _set_above(o, _PASSED, 0.5)
+        received[g] = _set_above(o, _RECEIVED, 0.5)
+        all_played = np.uint64(0)
+        for seat in range(4):
+            played_by[g, seat] = _set_above(o, _PLAYED_BY + cards.NUM_CARDS * seat, 0.5)
+            all_played |= played_by[g, seat]
+            trick_set = _set_above(o, _TRICK + cards.NUM_CARDS * seat, 0.5)
+            trick_card[g, seat] = -1 if trick_set == 0 else cards.popcount((trick_set & (~trick_set + np.uint64(1))) - np.uint64(1))
+            for suit in range(4):
+                voids[g, seat, suit] = o[_VOIDS + 4 * seat + suit] > 0.5
+            points_taken[g, seat] = np.int64(np.rint(o[_POINTS_TAKEN + seat] * _TWENTY_SIX))
+        played[g] = all_played
+        passing[g] = o[_PHASE] > 0.5
+        pass_offset[g] = _first_max(o, _PASS_DIRECTION, 4)
+        hearts_broken[g] = o[_HEARTS_BROKEN] > 0.5
+        trick_number[g] = o[_TRICK_NUMBER]
+
+        # The current trick.
+        count, bits = 0, np.uint64(0)
+        for seat in range(4):
+            if trick_card[g, seat] >= 0:
+                count += 1
+                bits |= np.uint64(1) << np.uint64(trick_card[g, seat])
+        in_trick[g], trick_bits[g] = count, bits
+        leading[g] = count == 0
+        led = trick_card[g, _first_max(o, _TRICK_LEADER, 4)]
+        led_suit[g] = -1 if count == 0 else led // cards.NUM_RANKS
+        last_to_play[g] = count == players[g] - 1
+        strongest, best = 0, -2
+        for seat in range(4):
+            card = trick_card[g, seat]
+            strength = -1
+            if card >= 0:
+                suit = card // cards.NUM_RANKS
+                strength = card % cards.NUM_RANKS + (13 if suit == led_suit[g] else 0) + (26 if suit == trump[g] else 0)
+            if strength > best:
+                strongest, best = seat, strength
+        winner = trick_card[g, strongest]
+        winning_card[g] = -1 if count == 0 else winner
+        winning_seat[g] = -1 if count == 0 else strongest
+        trumps = _SUIT_BITS[trump[g]] if trump[g] >= 0 else np.uint64(0)
+        higher = _above(winning_card[g])
+        if count == 0:
+            beats[g] = 0
+        elif winning_card[g] // cards.NUM_RANKS == trump[g]:
+            beats[g] = higher
+        else:
+            beats[g] = higher | (np.uint64(0) if led_suit[g] == trump[g] else trumps)
+        trick_points[g] = (cards.popcount(bits & HEARTS) + (13 if bits & QS else 0)
+                           + (-10 if jack_bonus[g] and bits & JD else 0))
+
+        queen_out[g] = not (all_played | hand[g]) & QS
+        unseen[g] = deck[g] & ~hand[g] & ~all_played & ~passed[g]
+        following[g] = count != 0 and (mine & _SUIT_BITS[max(led_suit[g], 0)]) != 0
+        void_now[g] = count != 0 and not following[g]
+
