@@ -155,9 +155,9 @@ class raw_env(AECEnv):
         if action is None:
             raise engine.IllegalActionError(f"{agent} must play a card (0..51), got None")
         action = np.asarray(action)
-        if action.dtype.kind not in "iu" or action.size != 1:  # refused: the engine says what is wrong
-            engine.step_inplace(self.state, action.reshape(-1))
-        self._action[0] = action.item()
+        if action.dtype.kind not in "iu" or action.ndim:  # one integer only: the engine says what is wrong
+            engine.step_inplace(self.state, action.reshape((1,) + action.shape))
+        np.copyto(self._action, action, casting="unsafe")  # (a uint64 beyond int64 wraps, and is refused)
         engine.step_inplace(self.state, self._action)  # raises, unchanged, if illegal
         self._cumulative_rewards[agent] = 0
         self._clear_rewards()

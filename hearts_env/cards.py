@@ -218,8 +218,7 @@ def _nth_cards(card_sets, n, out):
 
 def nth_card(bits: np.ndarray, n: np.ndarray) -> np.ndarray:
     """Id of the ``n``-th lowest card (0-based) of each set; ``n`` must be below its count."""
-    bits = np.asarray(bits, dtype=np.uint64)
-    n = np.broadcast_to(np.asarray(n, dtype=np.int64), bits.shape)
+    bits, n = np.broadcast_arrays(np.asarray(bits, dtype=np.uint64), np.asarray(n, dtype=np.int64))
     out = np.empty(bits.shape, dtype=np.int64)
     _nth_cards(np.ascontiguousarray(bits).reshape(-1), np.ascontiguousarray(n).reshape(-1), out.reshape(-1))
     return out

@@ -6,26 +6,76 @@ and a batch of 8192 run the same compiled code, so a single game pays one call p
 of a hundred NumPy calls.
 
 Compiled code is cached on disk (``cache=True``): the first import on a machine compiles the
-kernels (about half a minute on two cores) and later imports load them in well under a second.
-Numba keeps the cache in the package's ``__pycache__`` folders, or in ``NUMBA_CACHE_DIR`` when set,
-or in the user's cache folder when the package's folder is read-only. Where no writable cache
-folder exists at all, the kernels are compiled in memory on every import instead: slower to start,
-the same results.
+kernels (about 20 s on two cores) and later imports load them in well under a second. Numba keeps
+the cache in ``NUMBA_CACHE_DIR`` when set, else in the package's ``__pycache__`` folders, else (a
+read-only package) in the user's cache folder. Where no writable cache folder exists at all, the
+kernels are compiled in memory at every start instead: slower to start, the same results.
+
+A kernel calls rules from other files (the step in ``engine`` calls ``play``, ``scoring``, ...),
+and Numba on its own checks only the kernel's own file before reusing its cached code. So every
+compiled function here is cached under one stamp, a hash of all the files in ``COMPILED_FILES``:
+editing any of them recompiles every kernel instead of running stale code.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import warnings
+from pathlib import Path
 
 import numba
+from numba.core import caching
 
+_ROOT = Path(__file__).resolve().parents[1]
+#: Every file with compiled functions (``tests/test_compiled.py`` checks the list is complete).
+COMPILED_FILES = tuple(_ROOT / name for name in (
+    "hearts_env/cards.py", "hearts_env/compiled.py", "hearts_env/constants.py", "hearts_env/deal.py",
+    "hearts_env/engine.py", "hearts_env/observe.py", "hearts_env/passing.py", "hearts_env/play.py",
+    "hearts_env/scoring.py", "hearts_env/state.py", "agents/heuristic/table.py",
+))
+
+
+@functools.lru_cache(maxsize=1)
+def sources_stamp() -> str:
+    """A hash of the sources of every compiled function."""
+    digest = hashlib.sha256()
+    for path in COMPILED_FILES:
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+class _AllSourcesStamp:
+    # Numba compares this with the stamp saved beside the cached code, and compiles afresh when
+    # they differ (its own stamp is the one file's modification time and size).
+    def get_source_stamp(self):
+        return sources_stamp()
+
+
+class UserProvidedLocator(_AllSourcesStamp, caching.UserProvidedCacheLocator):
+    """``NUMBA_CACHE_DIR``, stamped with all the compiled sources."""
+
+
+class InTreeLocator(_AllSourcesStamp, caching.InTreeCacheLocator):
+    """The package's ``__pycache__``, stamped with all the compiled sources."""
+
+
+class UserWideLocator(_AllSourcesStamp, caching.UserWideCacheLocator):
+    """The user's cache folder, stamped with all the compiled sources."""
+
+
+_LOCATORS = ",".join(f"{__name__}.{cls.__name__}" for cls in (UserProvidedLocator, InTreeLocator, UserWideLocator))
 _warned = False
 
 
 def jit(function):
     """``function`` compiled in nopython mode, cached on disk where a cache folder is writable."""
     global _warned
+    chosen = getattr(numba.config, "CACHE_LOCATOR_CLASSES", None)
     try:
+        if chosen == "":  # (a locator list set by the user, as NUMBA_CACHE_LOCATOR_CLASSES, is kept)
+            numba.config.CACHE_LOCATOR_CLASSES = _LOCATORS
         return numba.njit(cache=True)(function)
     except RuntimeError as error:  # Numba found no writable cache folder for this file
         if not _warned:
@@ -33,3 +83,6 @@ def jit(function):
                           "to a writable folder to compile once", RuntimeWarning, stacklevel=2)
             _warned = True
         return numba.njit(function)
+    finally:
+        if chosen == "":
+            numba.config.CACHE_LOCATOR_CLASSES = chosen

@@ -303,14 +303,14 @@ def _checked_arguments(state: State, actions, games) -> tuple[np.ndarray, np.nda
 
     ``acting`` is a bool mask ``[N]`` of the games selected, or empty for every game."""
     actions = np.asarray(actions)
-    if actions.dtype is not _INT64:  # (the kernels take int64 only: one compiled version)
-        if actions.dtype.kind not in "iu":
-            raise IllegalActionError(f"actions must be integer card ids 0..51, got dtype {actions.dtype}")
-        actions = actions.astype(np.int64)
     if actions.shape != state.phase.shape:
         raise IllegalActionError(
             f"expected one action per game, shape ({state.batch_size},); got shape {actions.shape}"
         )
+    if actions.dtype is not _INT64:  # (the kernels take int64 only: one compiled version)
+        if actions.dtype.kind not in "iu":
+            raise IllegalActionError(f"actions must be integer card ids 0..51, got dtype {actions.dtype}")
+        actions = actions.astype(np.int64)
     if not actions.flags.c_contiguous:
         actions = np.ascontiguousarray(actions)
     if games is None:

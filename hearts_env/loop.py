@@ -34,7 +34,7 @@ import numpy as np
 
 from . import engine
 from .engine import IllegalActionError
-from .observe import OBS_DIM, observe
+from .observe import observe
 from .state import State
 
 UNTIL = ("game", "hand")
@@ -108,7 +108,6 @@ def play(
     ids = np.arange(n) if games is None else np.arange(n)[games]  # caller's game of each working row
     work = state if games is None else state.take(ids)
     running = np.ones(ids.size, dtype=bool)  # not stopped by `until` (a seat left to the caller waits)
-    buffer = np.empty((ids.size, OBS_DIM), dtype=np.float32)
     decisions = 0
     max_steps = MAX_HANDS * (state.rules.deck_size + p * state.rules.pass_count)
     try:
@@ -125,7 +124,8 @@ def play(
             if count == 0:
                 return decisions
             rows = active.nonzero()[0]
-            obs = observe(work, out=buffer[:work.batch_size])
+            # Fresh arrays every step: an agent may keep what it was given.
+            obs = observe(work)
             mask = engine.legal_mask(work)
             actions = np.zeros(work.batch_size, dtype=np.int64)
             agent_of = np.where(active, who, -1)
@@ -134,7 +134,7 @@ def play(
             else:
                 groups = [(index, (agent_of == index).nonzero()[0]) for index in np.unique(agent_of[rows])]
             for index, mine in groups:
-                if mine.size == work.batch_size:  # every row: the arrays themselves, no copies
+                if mine.size == work.batch_size and on_decision is None:  # every row: no copies
                     chosen = np.asarray(agents[index].act(obs, mask)).reshape(-1)
                 else:
                     chosen = np.asarray(agents[index].act(obs[mine], mask[mine])).reshape(-1)

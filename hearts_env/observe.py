@@ -236,6 +236,8 @@ def observe(state: State, seats: np.ndarray | None = None, out: np.ndarray | Non
         out = np.empty((n, OBS_DIM), dtype=np.float32)
     elif out.shape != (n, OBS_DIM) or out.dtype != np.float32:
         raise ValueError(f"out must be float32 of shape {(n, OBS_DIM)}, got {out.dtype} {out.shape}")
+    elif not out.flags.writeable:
+        raise ValueError("out is read-only: give a writable array")
     c = constants(state.rules)
     _observe(c.params, c.bits, _flags_of(state.rules), state.buffer, seats, out)
     return out

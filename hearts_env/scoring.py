@@ -123,21 +123,28 @@ def card_points(rules: Rules, taken: np.ndarray) -> np.ndarray:
     return _card_points(constants(rules).bits, np.ascontiguousarray(taken).reshape(-1)).reshape(taken.shape)
 
 
-def _hand_arrays(rules: Rules, taken, dead, scores) -> tuple:
-    c = constants(rules)
-    taken = np.ascontiguousarray(taken, dtype=np.uint64)
-    dead = np.ascontiguousarray(dead, dtype=np.uint64)
-    scores = np.ascontiguousarray(np.broadcast_to(scores, taken.shape), dtype=np.int64)
-    return _hand_points(c.params, c.bits, taken, dead, scores)
-
-
 def hand_points(rules: Rules, taken: np.ndarray, dead: np.ndarray, scores: np.ndarray) -> np.ndarray:
     """Penalty points the finished hand gives each seat ``[G, P]``, moon rule and J♦ applied.
 
     ``taken`` is ``[G, P]`` card sets won, ``dead`` ``[G]``, ``scores`` the totals before the hand."""
-    return _hand_arrays(rules, taken, dead, scores)[0]
+    c = constants(rules)
+    taken = np.ascontiguousarray(taken, dtype=np.uint64)
+    dead = np.ascontiguousarray(dead, dtype=np.uint64)
+    scores = np.ascontiguousarray(np.broadcast_to(scores, taken.shape), dtype=np.int64)
+    return _hand_points(c.params, c.bits, taken, dead, scores)[0]
+
+
+@jit
+def _shooters(bits, taken, dead, out):
+    for g in range(taken.shape[0]):
+        for s in range(taken.shape[1]):
+            out[g, s] = is_shooter(bits, taken[g, s], dead[g])
 
 
 def moon_shooter(rules: Rules, taken: np.ndarray, dead: np.ndarray) -> np.ndarray:
-    """``[G, P]`` True for the seat that took every point card in play (never when the moon is off)."""
-    return _hand_arrays(rules, taken, dead, 0)[1]
+    """``[G, P]`` True for the seat that took every point card in play (whatever ``Rules.moon`` does
+    with it)."""
+    taken = np.ascontiguousarray(taken, dtype=np.uint64)
+    out = np.empty(taken.shape, dtype=bool)
+    _shooters(constants(rules).bits, taken, np.ascontiguousarray(dead, dtype=np.uint64), out)
+    return out

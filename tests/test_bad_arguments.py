@@ -281,3 +281,52 @@ def test_training_config_reader_names_a_binary_file(tmp_path):
 def test_a_folder_is_not_a_settings_file(tmp_path):
     with pytest.raises(MyError, match="not a file"):
         read_mapping(tmp_path, MyError, "rules")
+
+
+# ---- actions, observations and bots' inputs ---------------------------------------------------
+
+
+def test_a_wrong_shape_is_named_before_a_wrong_type():
+    state = engine.init(CLASSIC, 2, 0)
+    with pytest.raises(engine.IllegalActionError, match=r"expected one action per game, shape \(2,\)"):
+        engine.step(state, np.zeros(3, dtype=np.float64))
+    with pytest.raises(engine.IllegalActionError, match="integer card ids"):
+        engine.step(state, np.zeros(2, dtype=np.float64))
+
+
+def test_observe_refuses_a_read_only_out():
+    from hearts_env.observe import OBS_DIM, observe
+
+    state = engine.init(CLASSIC, 2, 0)
+    out = np.zeros((2, OBS_DIM), dtype=np.float32)
+    out.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        observe(state, out=out)
+
+
+@pytest.mark.parametrize("action", [2**63, np.uint64(2**64 - 1), "legal in a list", "legal in a 2-d array", 1.0, "2C"])
+def test_aec_step_refuses_what_is_not_one_card_id(action):
+    from hearts_env.aec import raw_env
+
+    env = raw_env()
+    env.reset(seed=1)
+    card = int(np.argmax(engine.legal_mask(env.state)[0]))
+    action = {"legal in a list": np.array([card]), "legal in a 2-d array": np.array([[card]])}.get(action, action)
+    before = env.state.copy()
+    with pytest.raises(engine.IllegalActionError):
+        env.step(action)
+    assert env.state.equals(before)
+
+
+def test_bot_tables_refuse_inputs_of_the_wrong_shape():
+    from agents.heuristic.table import Table, pick
+    from hearts_env.observe import OBS_DIM
+
+    with pytest.raises(ValueError, match=f"{OBS_DIM} floats"):
+        Table(np.zeros((2, 100), np.float32), np.zeros((2, 52), bool))
+    with pytest.raises(ValueError, match=f"{OBS_DIM} floats"):
+        Table(np.zeros(OBS_DIM, np.float32), np.zeros(52, bool))
+    with pytest.raises(ValueError, match="action_mask must have shape"):
+        Table(np.zeros((2, OBS_DIM), np.float32), np.zeros((2, 10), bool))
+    with pytest.raises(ValueError, match="preference must have shape"):
+        pick(np.ones(3, np.uint64), np.zeros((2, 52)))

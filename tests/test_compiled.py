@@ -61,3 +61,33 @@ def test_kernels_give_the_same_state_at_every_batch_size():
                 engine.step_inplace(single, actions[g:g + 1])
             assert single.equals(batch.take([g]))
             assert np.array_equal(observe(single), observe(batch)[g:g + 1])
+
+
+def test_python_and_compiled_code_cut_the_state_buffer_alike():
+    from hearts_env.constants import constants, state_views
+
+    for rules in ("classic", "two_player"):
+        state = engine.init(rules, 3, 1)
+        compiled = state_views(constants(state.rules).params, state.buffer)
+        for name, array in zip(state.groups, compiled):
+            ours = state.groups[name]
+            assert (ours.shape, ours.dtype, ours.strides) == (array.shape, array.dtype, array.strides), name
+            assert ours.__array_interface__["data"][0] == array.__array_interface__["data"][0], name
+
+
+def test_every_file_with_compiled_functions_is_in_the_cache_stamp():
+    from hearts_env import compiled
+
+    with_jit = {path.resolve() for folder in ("hearts_env", "agents", "train", "eval", "hearts_app")
+                for path in (ROOT / folder).rglob("*.py") if "@jit" in path.read_text(encoding="utf-8")}
+    assert with_jit, "no compiled functions found"
+    # compiled.py defines the decorator: its own changes recompile everything too.
+    assert with_jit | {ROOT / "hearts_env" / "compiled.py"} == set(compiled.COMPILED_FILES)
+
+
+def test_cached_kernels_are_stamped_with_every_compiled_source():
+    from hearts_env import compiled
+
+    locator = engine._step._cache._impl.locator  # (Numba's own attributes: what this test is about)
+    assert isinstance(locator, (compiled.UserProvidedLocator, compiled.InTreeLocator, compiled.UserWideLocator))
+    assert locator.get_source_stamp() == compiled.sources_stamp()

@@ -204,3 +204,34 @@ def test_a_play_function_returning_floats_is_refused_by_its_name():
 
     with pytest.raises(loop.AgentError, match="'halves' returned"):
         loop.play(he.init(CLASSIC, 2, seed=8), [make(halves)], [0, 0, 0, 0])
+
+
+def test_an_agent_may_keep_what_it_was_given():
+    # The arrays an agent receives are its own: the loop never writes into them at a later step.
+    kept = []
+
+    class Keeper:
+        def act(self, observation, action_mask):
+            kept.append((observation, action_mask, observation.copy(), action_mask.copy()))
+            return np.argmax(action_mask, axis=1)
+
+    for games in (1, 3):
+        kept.clear()
+        loop.play(engine.init("classic", games, seed=2), [Keeper()], np.zeros(4, dtype=np.int64), until="hand")
+        assert len(kept) > 50
+        assert all(np.array_equal(o, o0) and np.array_equal(m, m0) for o, m, o0, m0 in kept)
+
+
+def test_an_agent_changing_its_arguments_does_not_change_what_the_hook_sees():
+    class Scribbler:
+        def act(self, observation, action_mask):
+            choice = np.argmax(action_mask, axis=1)
+            observation[:] = -1.0
+            action_mask[:] = False
+            return choice
+
+    seen = []
+    state = engine.init("classic", 2, seed=4)
+    loop.play(state, [Scribbler()], np.zeros(4, dtype=np.int64), until="hand",
+              on_decision=lambda d: seen.append((d.observation.min(), d.mask.any(axis=1).all())))
+    assert seen and all(low >= 0.0 and any_legal for low, any_legal in seen)

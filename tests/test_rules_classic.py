@@ -312,3 +312,11 @@ def test_render_shows_suit_symbols():
     text = render(state)
     assert "♠" in text and "♥" in text and "player_0" in text
     assert "13 cards" in render(state, seat=1)
+
+
+def test_moon_shooter_names_the_seat_that_took_every_point_card_whatever_the_moon_rule():
+    taken = np.zeros((1, 4), np.uint64)
+    taken[0, 2] = cards.SUIT_BITS[cards.HEARTS] | cards.BIT[cards.QUEEN_OF_SPADES]
+    for moon in ("add_to_others", "off"):
+        rules = CLASSIC.replace(moon=moon)
+        assert scoring.moon_shooter(rules, taken, np.zeros(1, np.uint64)).tolist() == [[False, False, True, False]]

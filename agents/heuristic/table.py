@@ -15,7 +15,7 @@ import numpy as np
 
 from hearts_env import cards
 from hearts_env.compiled import jit
-from hearts_env.observe import OBSERVATION_LAYOUT
+from hearts_env.observe import OBS_DIM, OBSERVATION_LAYOUT
 
 C, D, H, S = cards.CLUBS, cards.DIAMONDS, cards.HEARTS, cards.SPADES
 QS = cards.BIT[cards.QUEEN_OF_SPADES]
@@ -78,6 +78,9 @@ def pick(candidates: np.ndarray, preference: np.ndarray) -> np.ndarray:
     """Per game, the card of the set ``candidates`` with the highest ``preference`` ([52] or
     [N, 52]); -1 where the set is empty. Ties go to the lowest card id."""
     candidates = np.ascontiguousarray(candidates, dtype=np.uint64).reshape(-1)
+    preference = np.asarray(preference)
+    if preference.shape not in ((cards.NUM_CARDS,), (candidates.size, cards.NUM_CARDS)):
+        raise ValueError(f"preference must have shape (52,) or ({candidates.size}, 52), got {preference.shape}")
     # The scores as NumPy computes them (a float32 preference stays float32), then widened exactly.
     scored = np.asarray(preference + 1000.0, dtype=np.float64).reshape(-1, cards.NUM_CARDS)
     out = np.empty(candidates.size, dtype=np.int64)
@@ -89,8 +92,16 @@ class Table:
     """Facts one seat knows, for a batch of games (all ``[N]`` unless noted)."""
 
     def __init__(self, observation: np.ndarray, action_mask: np.ndarray):
-        observation = np.ascontiguousarray(observation, dtype=np.float32)
-        action_mask = np.ascontiguousarray(action_mask)
+        observation, action_mask = np.asarray(observation), np.asarray(action_mask)
+        if observation.ndim != 2 or observation.shape[1] != OBS_DIM:
+            raise ValueError(f"observation v1 vectors have {OBS_DIM} floats, one row per game; got shape "
+                             f"{observation.shape}")
+        if action_mask.shape != (len(observation), cards.NUM_CARDS):
+            raise ValueError(f"action_mask must have shape {(len(observation), cards.NUM_CARDS)}, one row per "
+                             f"observation; got {action_mask.shape}")
+        if observation.dtype not in (np.float32, np.float64):  # (the two the compiled decoder takes)
+            observation = observation.astype(np.float64)
+        observation, action_mask = np.ascontiguousarray(observation), np.ascontiguousarray(action_mask)
         n = self.n = len(observation)
         ints = lambda *shape: np.empty((n,) + shape, dtype=np.int64)  # noqa: E731
         sets = lambda *shape: np.empty((n,) + shape, dtype=np.uint64)  # noqa: E731
@@ -100,7 +111,7 @@ class Table:
         self.deck, self.legal, self.hand, self.passed, self.received = sets(), sets(), sets(), sets(), sets()
         self.played_by, self.played = sets(4), sets()
         self.voids, self.points_taken = flags(4, 4), ints(4)
-        self.trick_number = np.empty(n, dtype=np.float32)
+        self.trick_number = np.empty(n, dtype=observation.dtype)
         self.trick_card, self.in_trick, self.leading, self.led_suit = ints(4), ints(), flags(), ints()
         self.trick_bits, self.last_to_play, self.winning_card, self.winning_seat = sets(), flags(), ints(), ints()
         self.beats, self.trick_points, self.queen_out, self.unseen = sets(), ints(), flags(), sets()
