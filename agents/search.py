@@ -49,7 +49,8 @@ def finish_hands(state: State, seat: np.ndarray, own, others) -> None:
     ``seat[g]`` in game ``g``, ``others`` every other seat (agents, given only observations).
 
     The games are played ``ROLLOUT_GAMES`` at a time, with torch (if loaded) on one thread; a
-    deterministic agent plays each game the same whatever else is in its batch."""
+    deterministic agent plays each game the same whatever else is in its batch, and a seat with
+    one legal card plays it without asking its agent."""
     n = state.batch_size
     if own is others:  # one agent everywhere: one call per step on all the games
         agents, seating = [own], [0] * state.num_players
@@ -59,7 +60,7 @@ def finish_hands(state: State, seat: np.ndarray, own, others) -> None:
     pieces = np.array_split(np.arange(n), -(-n // ROLLOUT_GAMES)) if n > ROLLOUT_GAMES else [None]
     with one_torch_thread():
         for games in pieces:
-            loop.play(state, agents, seating, until="hand", games=games)
+            loop.play(state, agents, seating, until="hand", games=games, forced_without_asking=True)
 
 
 @contextlib.contextmanager

@@ -32,7 +32,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from . import engine
+from . import cards, engine
 from .engine import IllegalActionError
 from .observe import observe
 from .state import State
@@ -92,12 +92,17 @@ def play(
     games: np.ndarray | None = None,
     on_decision: Callable[[Decisions], None] | None = None,
     on_hand_end: Callable[[HandsEnded], None] | None = None,
+    forced_without_asking: bool = False,
 ) -> int:
     """Play the games of ``state`` (or only ``games``) in place; returns the decisions made.
 
     See the module docstring for ``agents``, ``seating``, ``until`` and the hooks. An illegal
     action, actions that are not integers (a float is never a card id) or not one per row raise
     :class:`AgentError` naming the agent, with that step not applied.
+
+    ``forced_without_asking``: a seat with one legal card plays it without its agent being called
+    (the hook still sees the decision). Only for agents that choose the same whatever rows they are
+    asked about, as deterministic ones do: an agent drawing random numbers would draw fewer.
     """
     if until not in UNTIL:
         raise ValueError(f"until must be one of {', '.join(UNTIL)}, got {until!r}")
@@ -129,10 +134,16 @@ def play(
             mask = engine.legal_mask(work)
             actions = np.zeros(work.batch_size, dtype=np.int64)
             agent_of = np.where(active, who, -1)
-            if count == 1:  # one game to act (single-game envs, the play mode): no grouping
-                groups = [(int(agent_of[rows[0]]), rows)]
+            asked, asked_rows = agent_of, rows
+            if forced_without_asking:
+                forced = active & (cards.count(work.legal) == 1)
+                actions[forced] = cards.lowest_card(work.legal[forced])
+                asked = np.where(forced, -1, agent_of)
+                asked_rows = (asked >= 0).nonzero()[0]
+            if asked_rows.size == 1:  # one game to ask (single-game envs, the play mode): no grouping
+                groups = [(int(asked[asked_rows[0]]), asked_rows)]
             else:
-                groups = [(index, (agent_of == index).nonzero()[0]) for index in np.unique(agent_of[rows])]
+                groups = [(index, (asked == index).nonzero()[0]) for index in np.unique(asked[asked_rows])]
             for index, mine in groups:
                 if mine.size == work.batch_size and on_decision is None:  # every row: no copies
                     chosen = np.asarray(agents[index].act(obs, mask)).reshape(-1)

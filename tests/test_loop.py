@@ -235,3 +235,27 @@ def test_an_agent_changing_its_arguments_does_not_change_what_the_hook_sees():
     loop.play(state, [Scribbler()], np.zeros(4, dtype=np.int64), until="hand",
               on_decision=lambda d: seen.append((d.observation.min(), d.mask.any(axis=1).all())))
     assert seen and all(low >= 0.0 and any_legal for low, any_legal in seen)
+
+
+def test_forced_cards_can_be_played_without_asking_a_deterministic_agent():
+    from agents import make
+
+    asked = []
+
+    class Counting:
+        def __init__(self):
+            self.hard = make("hard")
+
+        def act(self, observation, action_mask):
+            asked.append(action_mask.sum(axis=1))
+            return self.hard.act(observation, action_mask)
+
+    decisions = {}
+    for forced in (False, True):
+        asked.clear()
+        state = engine.init("classic", 6, seed=8)
+        made = loop.play(state, [Counting()], np.zeros(4, dtype=np.int64), until="hand", forced_without_asking=forced)
+        decisions[forced] = (state.buffer.copy(), made, sum(len(a) for a in asked), [a.min() for a in asked])
+    (asking_buffer, asking_made, asking_rows, _), (buffer, made, rows, fewest) = decisions[False], decisions[True]
+    assert np.array_equal(buffer, asking_buffer) and made == asking_made == asking_rows
+    assert rows < asking_rows and min(fewest) > 1  # never asked about a single legal card

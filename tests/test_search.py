@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 import hearts_env as he
 from agents import builtin, make
+import agents.search as search_module
 from agents.search import SearchAgent
 from hearts_env import cards, loop
 from hearts_env.observe import decode, observe
@@ -91,20 +92,34 @@ def test_it_ducks_the_queen_of_spades_it_could_win():
     assert agent.act(obs, mask).tolist() == [two]
 
 
-def test_the_searching_seat_can_follow_its_own_policy_in_the_rollouts():
+def test_the_searching_seat_can_follow_its_own_policy_in_the_rollouts(monkeypatch):
     # In the position above, after seat 0's card each world holds 11 more of its decisions: the
-    # ``own`` agent plays exactly those (8 worlds x 2 legal cards x 11), the rollout bot the rest.
+    # ``own`` agent plays exactly those (8 worlds x 2 legal cards x 11), the rollout bot the rest;
+    # once the rollouts are made to ask about every decision, forced ones included.
     state = queen_position()
     hard = make("hard", seed=0)
     seen = []
 
     def own(obs, mask):
-        seen.append(len(obs))
+        seen.append(mask.sum(axis=1))
         return hard.act(obs, mask)
 
     agent = SearchAgent(CLASSIC, own=own, determinizations=8, seed=0)
-    agent.card_values(observe(state), he.legal_mask(state))
-    assert sum(seen) == 8 * 2 * 11
+    play = search_module.loop.play
+    with monkeypatch.context() as patch:
+        patch.setattr(search_module.loop, "play", lambda *a, **k: play(*a, **dict(k, forced_without_asking=False)))
+        asking_everything = agent.card_values(observe(state), he.legal_mask(state))
+    assert sum(len(rows) for rows in seen) == 8 * 2 * 11
+    forced = sum(int((rows == 1).sum()) for rows in seen)
+    assert forced >= 8 * 2  # at least the last trick of every world
+
+    # As it runs (a fresh agent with the same seed, so the same worlds): a single legal card is
+    # played without asking, and the values are the same.
+    seen.clear()
+    agent = SearchAgent(CLASSIC, own=own, determinizations=8, seed=0)
+    assert np.array_equal(agent.card_values(observe(state), he.legal_mask(state)), asking_everything)
+    assert sum(len(rows) for rows in seen) == 8 * 2 * 11 - forced
+    assert all((rows > 1).all() for rows in seen)
 
 
 def test_the_policy_search_player_searches_over_the_shipped_policy():
