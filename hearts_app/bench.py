@@ -244,6 +244,7 @@ def bench_agents(rules: Rules, specs: list[str], batch_size: int, seconds: float
     results = []
     for spec in specs:
         agent = make(spec, seed=seed)
+        agent.act(*samples[0])  # warm-up: the first call may compile the agent's kernels
         calls = 0
 
         def decide() -> int:
@@ -282,6 +283,7 @@ def bench_search(rules: Rules, spec: str, seconds: float, seed: int = 0) -> Benc
 
     agent = make(spec, seed=seed, rules=rules)
     obs, mask = search_decisions(rules, seed=seed)
+    agent.act(obs[:1], mask[:1])  # warm-up: the first call may compile kernels
 
     def decide() -> int:
         agent.act(obs, mask)
@@ -350,6 +352,8 @@ def run(
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             say("PettingZoo AEC env")
+            bench_aec(rules, 0.0)  # warm-ups (one hand each): the first calls may compile kernels
+            bench_gym(rules, 0.0)
             results.append(bench_aec(rules, seconds))
             say("Gymnasium single-seat env")
             results.append(bench_gym(rules, seconds))
