@@ -44,13 +44,14 @@ HEARTS = cards.HEARTS
 ROLLOUT_GAMES = 10240
 
 
-def finish_hands(state: State, seat: np.ndarray, own, others) -> None:
+def finish_hands(state: State, seat: np.ndarray, own, others, forced_without_asking: bool = False) -> None:
     """Play every game of ``state`` to the end of its hand, in place: ``own`` plays the cards of
     ``seat[g]`` in game ``g``, ``others`` every other seat (agents, given only observations).
 
     The games are played ``ROLLOUT_GAMES`` at a time, with torch (if loaded) on one thread; a
-    deterministic agent plays each game the same whatever else is in its batch, and a seat with
-    one legal card plays it without asking its agent."""
+    deterministic agent plays each game the same whatever else is in its batch. With
+    ``forced_without_asking`` a seat with one legal card plays it without asking its agent (see
+    ``loop.play``: for deterministic agents)."""
     n = state.batch_size
     if own is others:  # one agent everywhere: one call per step on all the games
         agents, seating = [own], [0] * state.num_players
@@ -60,7 +61,8 @@ def finish_hands(state: State, seat: np.ndarray, own, others) -> None:
     pieces = np.array_split(np.arange(n), -(-n // ROLLOUT_GAMES)) if n > ROLLOUT_GAMES else [None]
     with one_torch_thread():
         for games in pieces:
-            loop.play(state, agents, seating, until="hand", games=games, forced_without_asking=True)
+            loop.play(state, agents, seating, until="hand", games=games,
+                      forced_without_asking=forced_without_asking)
 
 
 @contextlib.contextmanager
@@ -137,7 +139,9 @@ class SearchAgent:
         world = (decision[:, None] * k + np.arange(k)[None, :]).reshape(-1)
         state = worlds.take(world)
         engine.step_inplace(state, np.repeat(card, k))
-        finish_hands(state, np.zeros(state.batch_size, dtype=np.int64), self.own, self.rollout)
+        # (The built-in searches' rollout agents, hard and greedy policies, are deterministic.)
+        finish_hands(state, np.zeros(state.batch_size, dtype=np.int64), self.own, self.rollout,
+                     forced_without_asking=True)
         values = np.full((b, 52), np.inf)
         values[decision, card] = state.last_hand_points[:, 0].reshape(-1, k).mean(axis=1)
         return values

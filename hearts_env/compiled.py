@@ -13,8 +13,10 @@ kernels are compiled in memory at every start instead: slower to start, the same
 
 A kernel calls rules from other files (the step in ``engine`` calls ``play``, ``scoring``, ...),
 and Numba on its own checks only the kernel's own file before reusing its cached code. So every
-compiled function here is cached under one stamp, a hash of all the files in ``COMPILED_FILES``:
-editing any of them recompiles every kernel instead of running stale code.
+function compiled here is cached under a stamp that hashes its own file and every file of
+``hearts_env`` with compiled functions (``ENGINE_FILES``): editing any of them recompiles the
+kernels that may call it instead of running stale code. (A locator list set by the user in
+``NUMBA_CACHE_LOCATOR_CLASSES`` is kept, and with it Numba's own per-file check.)
 """
 
 from __future__ import annotations
@@ -27,21 +29,20 @@ from pathlib import Path
 import numba
 from numba.core import caching
 
-_ROOT = Path(__file__).resolve().parents[1]
-#: Every file with compiled functions (``tests/test_compiled.py`` checks the list is complete).
-COMPILED_FILES = tuple(_ROOT / name for name in (
-    "hearts_env/cards.py", "hearts_env/compiled.py", "hearts_env/constants.py", "hearts_env/deal.py",
-    "hearts_env/engine.py", "hearts_env/observe.py", "hearts_env/passing.py", "hearts_env/play.py",
-    "hearts_env/scoring.py", "hearts_env/state.py", "agents/heuristic/table.py",
+_HERE = Path(__file__).resolve().parent
+#: Every file of ``hearts_env`` with compiled functions (``tests/test_compiled.py`` checks the list).
+ENGINE_FILES = tuple(_HERE / name for name in (
+    "cards.py", "compiled.py", "constants.py", "deal.py", "engine.py", "observe.py", "passing.py", "play.py",
+    "scoring.py", "state.py",
 ))
 
 
-@functools.lru_cache(maxsize=1)
-def sources_stamp() -> str:
-    """A hash of the sources of every compiled function."""
+@functools.lru_cache(maxsize=None)
+def sources_stamp(own_file: str) -> str:
+    """A hash of ``own_file`` and every engine file with compiled functions."""
     digest = hashlib.sha256()
-    for path in COMPILED_FILES:
-        digest.update(path.name.encode())
+    for path in sorted({Path(own_file).resolve(), *ENGINE_FILES}):
+        digest.update(str(path.name).encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()
 
@@ -50,7 +51,7 @@ class _AllSourcesStamp:
     # Numba compares this with the stamp saved beside the cached code, and compiles afresh when
     # they differ (its own stamp is the one file's modification time and size).
     def get_source_stamp(self):
-        return sources_stamp()
+        return sources_stamp(self._py_file)
 
 
 class UserProvidedLocator(_AllSourcesStamp, caching.UserProvidedCacheLocator):
@@ -72,7 +73,7 @@ _warned = False
 def jit(function):
     """``function`` compiled in nopython mode, cached on disk where a cache folder is writable."""
     global _warned
-    chosen = getattr(numba.config, "CACHE_LOCATOR_CLASSES", None)
+    chosen = numba.config.CACHE_LOCATOR_CLASSES
     try:
         if chosen == "":  # (a locator list set by the user, as NUMBA_CACHE_LOCATOR_CLASSES, is kept)
             numba.config.CACHE_LOCATOR_CLASSES = _LOCATORS

@@ -128,8 +128,7 @@ def hand_points(rules: Rules, taken: np.ndarray, dead: np.ndarray, scores: np.nd
 
     ``taken`` is ``[G, P]`` card sets won, ``dead`` ``[G]``, ``scores`` the totals before the hand."""
     c = constants(rules)
-    taken = np.ascontiguousarray(taken, dtype=np.uint64)
-    dead = np.ascontiguousarray(dead, dtype=np.uint64)
+    taken, dead = _per_hand(taken, dead)
     scores = np.ascontiguousarray(np.broadcast_to(scores, taken.shape), dtype=np.int64)
     return _hand_points(c.params, c.bits, taken, dead, scores)[0]
 
@@ -144,7 +143,14 @@ def _shooters(bits, taken, dead, out):
 def moon_shooter(rules: Rules, taken: np.ndarray, dead: np.ndarray) -> np.ndarray:
     """``[G, P]`` True for the seat that took every point card in play (whatever ``Rules.moon`` does
     with it)."""
-    taken = np.ascontiguousarray(taken, dtype=np.uint64)
+    taken, dead = _per_hand(taken, dead)
     out = np.empty(taken.shape, dtype=bool)
-    _shooters(constants(rules).bits, taken, np.ascontiguousarray(dead, dtype=np.uint64), out)
+    _shooters(constants(rules).bits, taken, dead, out)
     return out
+
+
+def _per_hand(taken, dead) -> tuple[np.ndarray, np.ndarray]:
+    """``taken`` as ``[G, P]`` and ``dead`` broadcast to ``[G]``, contiguous, for the kernels."""
+    taken = np.atleast_2d(np.ascontiguousarray(taken, dtype=np.uint64))
+    dead = np.ascontiguousarray(np.broadcast_to(np.asarray(dead, dtype=np.uint64).reshape(-1), taken.shape[:1]))
+    return taken, dead

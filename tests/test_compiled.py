@@ -1,6 +1,7 @@
 """The compiled engine: where no cache folder can be written, it still imports and plays the same games."""
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -33,12 +34,14 @@ def _digest_here() -> str:
     return lines[0]
 
 
-def test_the_engine_plays_the_same_where_no_cache_folder_is_writable():
+def test_the_engine_alone_plays_the_same_where_no_cache_folder_is_writable(tmp_path):
     # /proc refuses new folders even to root, and the only cache locator left is the one that
-    # reads NUMBA_CACHE_DIR: Numba finds no writable cache folder for any kernel.
+    # reads NUMBA_CACHE_DIR: Numba finds no writable cache folder for any kernel. The game runs
+    # from a copy of hearts_env alone: the bottom layer needs nothing above it, compiled or not.
+    shutil.copytree(ROOT / "hearts_env", tmp_path / "hearts_env", ignore=shutil.ignore_patterns("__pycache__"))
     env = dict(os.environ, NUMBA_CACHE_DIR="/proc/hearts-lab-no-cache",
-               NUMBA_CACHE_LOCATOR_CLASSES="UserProvidedCacheLocator")
-    run = subprocess.run([sys.executable, "-c", GAME], capture_output=True, text=True, cwd=ROOT, env=env,
+               NUMBA_CACHE_LOCATOR_CLASSES="UserProvidedCacheLocator", PYTHONPATH=str(tmp_path))
+    run = subprocess.run([sys.executable, "-c", GAME], capture_output=True, text=True, cwd=tmp_path, env=env,
                          timeout=600)
     assert run.returncode == 0, run.stderr
     assert "compiling without an on-disk cache" in run.stderr  # said once, as a warning
@@ -75,19 +78,23 @@ def test_python_and_compiled_code_cut_the_state_buffer_alike():
             assert ours.__array_interface__["data"][0] == array.__array_interface__["data"][0], name
 
 
-def test_every_file_with_compiled_functions_is_in_the_cache_stamp():
+def test_every_engine_file_with_compiled_functions_is_in_the_cache_stamp():
     from hearts_env import compiled
 
-    with_jit = {path.resolve() for folder in ("hearts_env", "agents", "train", "eval", "hearts_app")
-                for path in (ROOT / folder).rglob("*.py") if "@jit" in path.read_text(encoding="utf-8")}
+    with_jit = {path.resolve() for path in (ROOT / "hearts_env").glob("*.py") if "@jit" in path.read_text("utf-8")}
     assert with_jit, "no compiled functions found"
     # compiled.py defines the decorator: its own changes recompile everything too.
-    assert with_jit | {ROOT / "hearts_env" / "compiled.py"} == set(compiled.COMPILED_FILES)
+    assert with_jit | {ROOT / "hearts_env" / "compiled.py"} == set(compiled.ENGINE_FILES)
 
 
-def test_cached_kernels_are_stamped_with_every_compiled_source():
+def test_cached_kernels_are_stamped_with_their_own_file_and_the_engine_files():
+    from agents.heuristic import table
     from hearts_env import compiled
 
-    locator = engine._step._cache._impl.locator  # (Numba's own attributes: what this test is about)
-    assert isinstance(locator, (compiled.UserProvidedLocator, compiled.InTreeLocator, compiled.UserWideLocator))
-    assert locator.get_source_stamp() == compiled.sources_stamp()
+    for kernel, own in ((engine._step, ROOT / "hearts_env" / "engine.py"),
+                        (table._decode, ROOT / "agents" / "heuristic" / "table.py")):
+        locator = kernel._cache._impl.locator  # (Numba's own attributes: what this test is about)
+        assert isinstance(locator, (compiled.UserProvidedLocator, compiled.InTreeLocator, compiled.UserWideLocator))
+        assert locator.get_source_stamp() == compiled.sources_stamp(str(own))
+    assert compiled.sources_stamp(str(ROOT / "hearts_env" / "engine.py")) != \
+        compiled.sources_stamp(str(ROOT / "agents" / "heuristic" / "table.py"))

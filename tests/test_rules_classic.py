@@ -320,3 +320,13 @@ def test_moon_shooter_names_the_seat_that_took_every_point_card_whatever_the_moo
     for moon in ("add_to_others", "off"):
         rules = CLASSIC.replace(moon=moon)
         assert scoring.moon_shooter(rules, taken, np.zeros(1, np.uint64)).tolist() == [[False, False, True, False]]
+
+
+def test_scoring_takes_one_dead_set_for_every_hand():
+    # ``dead`` of shape [1] (or a scalar) is every hand's dead cards, as NumPy broadcasting reads it.
+    heart = cards.parse_card("2H")
+    taken = np.zeros((500, 4), np.uint64)
+    taken[:, 1] = (cards.SUIT_BITS[cards.HEARTS] | cards.BIT[cards.QUEEN_OF_SPADES]) & ~cards.BIT[heart]
+    for dead in (np.array([cards.BIT[heart]]), cards.BIT[heart]):
+        assert scoring.moon_shooter(CLASSIC, taken, dead)[:, 1].all()
+        assert (scoring.hand_points(CLASSIC, taken, dead, np.zeros((500, 4), np.int64))[:, 1] == 0).all()
