@@ -20,18 +20,6 @@ from .state import history_length, storage_views
 
 @dataclasses.dataclass(frozen=True)
 class RuleConstants:
-    num_players: int
-    hand_size: int
-    trump: int
-    pass_offsets: np.ndarray  # [len(pass_cycle)] seat offset of each hand's pass, 0 = no pass
-    opening_ids: tuple[int, ...]
-    point_bits: np.uint64  # hearts and Q♠ in this deck
-    hearts_bits: np.uint64
-    queen_bit: np.uint64
-    jack_bit: np.uint64
-    # Cards that may not be led before hearts are broken (hearts, and Q♠ when it waits).
-    unbroken_lead_bits: np.uint64
-    next_seat: np.ndarray  # [P] the seat after each seat in play order (a gather is cheaper than ``% P``)
     params: np.ndarray  # int64, the options for the kernels (``PR_*``)
     bits: np.ndarray  # uint64, the card sets for the kernels (``BT_*``)
 
@@ -94,21 +82,7 @@ def _compute(rules: Rules) -> RuleConstants:
                     dtype=np.uint64)
     for array in (params, bits):
         array.flags.writeable = False
-    return RuleConstants(
-        num_players=rules.num_players,
-        hand_size=rules.hand_size,
-        trump=rules.trump,
-        pass_offsets=rules.pass_offsets,
-        opening_ids=rules.opening_ids,
-        point_bits=rules.point_bits,
-        hearts_bits=hearts,
-        queen_bit=queen,
-        jack_bit=cards.BIT[cards.JACK_OF_DIAMONDS],
-        unbroken_lead_bits=np.uint64(unbroken),
-        next_seat=np.roll(np.arange(rules.num_players), -1),
-        params=params,
-        bits=bits,
-    )
+    return RuleConstants(params=params, bits=bits)
 
 
 @jit

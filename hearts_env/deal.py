@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import cards
 from .compiled import jit
 from .constants import PR_DEAD_CARDS, PR_DECK_LENGTH, PR_DECK_START, PR_PLAYERS, constants
 from .rules import Rules

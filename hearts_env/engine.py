@@ -294,8 +294,8 @@ def describe_illegal(state: State, game: int, action: int) -> str:
     return f"{where}player {state.current_player[game]} cannot {phase} {what}; legal: {legal}"
 
 
-_EVERY_GAME = np.zeros(0, dtype=bool)
-_INT64 = np.dtype(np.int64)  # ``acting`` for "every game that is not over"
+_EVERY_GAME = np.zeros(0, dtype=bool)  # ``acting`` for "every game that is not over"
+_INT64 = np.dtype(np.int64)
 
 
 def _checked_arguments(state: State, actions, games) -> tuple[np.ndarray, np.ndarray]:
@@ -415,7 +415,6 @@ def _start_hand(params, counters, sets, seat_numbers, seat_sets, flags, voids, g
         counters[PHASE, g] = PASS
         counters[CURRENT_PLAYER, g] = 0
     else:
-        counters[PHASE, g] = PLAY
         start_play(params, counters, sets, seat_sets, g)
 
 
@@ -479,7 +478,6 @@ def _step(params, bits, buffer, chosen, acting):
         if counters[PHASE, g] == PASS:
             if choose(params, counters, seat_sets, g, card):
                 exchange(params, counters, seat_sets, g)
-                counters[PHASE, g] = PLAY
                 start_play(params, counters, sets, seat_sets, g)
         elif play_card(params, counters, seat_numbers, seat_sets, flags, voids, g, card):
             if finish_trick(params, counters, seat_numbers, seat_sets, g):

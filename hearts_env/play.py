@@ -17,8 +17,8 @@ from .constants import (
     PR_PLAYERS, PR_QUEEN_BREAKS_HEARTS, PR_TRUMP, constants, state_views,
 )
 from .state import (
-    CURRENT_PLAYER, DEAD, HANDS, LAST_TRICK, LAST_TRICK_LEADER, LAST_TRICK_WINNER, LEADER, NUM_IN_TRICK, PLAYED,
-    TAKEN, TRICK, TRICK_NUMBER, State,
+    CURRENT_PLAYER, DEAD, HANDS, LAST_TRICK, LAST_TRICK_LEADER, LAST_TRICK_WINNER, LEADER, NUM_IN_TRICK, PHASE, PLAY,
+    PLAYED, TAKEN, TRICK, TRICK_NUMBER, State,
 )
 
 _SUIT_BITS = cards.SUIT_BITS
@@ -67,13 +67,14 @@ def legal_cards(params, bits, counters, sets, seat_numbers, seat_sets, flags, g)
 
 @jit
 def start_play(params, counters, sets, seat_sets, g):
-    """The holder of the opening card leads the first trick of game ``g``."""
+    """Game ``g`` enters the play phase: the holder of the opening card leads the first trick."""
     opening = bit(opening_card(params, sets[DEAD, g]))
     leader = 0
     for seat in range(params[PR_PLAYERS]):
         if seat_sets[HANDS, g, seat] & opening:
             leader = seat
             break
+    counters[PHASE, g] = PLAY
     counters[LEADER, g] = leader
     counters[CURRENT_PLAYER, g] = leader
 

@@ -120,19 +120,6 @@ def history_length(rules: Rules) -> int:
     return rules.num_players * (rules.pass_count + rules.hand_size)
 
 
-def every_or(games: np.ndarray, batch_size: int) -> np.ndarray | slice:
-    """``games`` (sorted, distinct, as the step passes them) as an index, or ``slice(None)`` when it
-    names every game of the batch (the common case: slicing makes views where indexing copies)."""
-    return slice(None) if games.size == batch_size else games
-
-
-def flat(array: np.ndarray) -> np.ndarray:
-    """A 1-D view of a state array, for fast ``game * P + seat`` indexing (never a copy)."""
-    view = array.view()
-    view.shape = (-1,)  # raises instead of copying if the array is not contiguous
-    return view
-
-
 # Storage: the fields live in eight arrays, one per dtype and shape per game, with the fields
 # as rows ``[field, game, ...]``, and the eight arrays are consecutive pieces of one byte buffer.
 # Each field is a contiguous view of its row, so code reads and writes ``state.hands`` as usual,
@@ -213,7 +200,7 @@ _DTYPES = tuple(np.dtype(t) for t in (np.int64, np.uint64, np.int64, np.uint64, 
 def _numpy_views(buffer: np.ndarray, p: int, longest: int) -> list[np.ndarray]:
     """``storage_views`` cut by NumPy: the same arrays (``tests/test_compiled.py`` checks), made
     faster from Python than arrays handed back by compiled code."""
-    n = buffer.size // (8 * (17 + 11 * p) + 1 + 5 * p + 4 * longest)  # (_bytes_per_game)
+    n = buffer.size // _bytes_per_game(p, longest)
     shapes = ((13, n), (4, n), (4, n, p), (7, n, p), (1, n), (1, n, p), (1, n, p, 4), (4, n, longest))
     views, at = [], 0
     for dtype, shape in zip(_DTYPES, shapes):

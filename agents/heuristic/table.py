@@ -114,14 +114,15 @@ class Table:
         self.trick_number = np.empty(n, dtype=observation.dtype)
         self.trick_card, self.in_trick, self.leading, self.led_suit = ints(4), ints(), flags(), ints()
         self.trick_bits, self.last_to_play, self.winning_card, self.winning_seat = sets(), flags(), ints(), ints()
-        self.beats, self.trick_points, self.queen_out, self.unseen = sets(), ints(), flags(), sets()
+        self.beats, self.queen_out, self.unseen = sets(), flags(), sets()
         self.following, self.void_now = flags(), flags()
         _decode(observation, action_mask, self.trump, self.players, self.pass_offset, self.jack_bonus,
                 self.first_trick_protection, self.passing, self.hearts_broken, self.deck, self.legal, self.hand,
                 self.passed, self.received, self.played_by, self.played, self.voids, self.points_taken,
                 self.trick_number, self.trick_card, self.in_trick, self.leading, self.led_suit, self.trick_bits,
-                self.last_to_play, self.winning_card, self.winning_seat, self.beats, self.trick_points,
+                self.last_to_play, self.winning_card, self.winning_seat, self.beats,
                 self.queen_out, self.unseen, self.following, self.void_now)
+        self.trick_points = self.points_in(self.trick_bits)
 
     def points_in(self, bits: np.ndarray) -> np.ndarray:
         """Penalty points of card sets (hearts 1, Q♠ 13, J♦ bonus when on)."""
@@ -176,7 +177,7 @@ def _above(card):
 def _decode(observation, action_mask, trump, players, pass_offset, jack_bonus, first_trick_protection, passing,
             hearts_broken, deck, legal, hand, passed, received, played_by, played, voids, points_taken,
             trick_number, trick_card, in_trick, leading, led_suit, trick_bits, last_to_play, winning_card,
-            winning_seat, beats, trick_points, queen_out, unseen, following, void_now):
+            winning_seat, beats, queen_out, unseen, following, void_now):
     """Every ``Table`` piece of every game, from the observation and the mask (see ``Table.__init__``)."""
     for g in range(observation.shape[0]):
         o = observation[g]
@@ -239,8 +240,6 @@ def _decode(observation, action_mask, trump, players, pass_offset, jack_bonus, f
             beats[g] = higher
         else:
             beats[g] = higher | (np.uint64(0) if led_suit[g] == trump[g] else trumps)
-        trick_points[g] = (cards.popcount(bits & HEARTS) + (13 if bits & QS else 0)
-                           + (-10 if jack_bonus[g] and bits & JD else 0))
 
         queen_out[g] = not (all_played | hand[g]) & QS
         unseen[g] = deck[g] & ~hand[g] & ~all_played & ~passed[g]
