@@ -135,6 +135,21 @@ def test_two_player_discards_do_not_ruff_with_hearts():
         assert not choice(level, state)[0].endswith("H")  # a heart would ruff and take the trick
 
 
+# ---- the levels' order ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("preset", ["classic", "two_player"])
+def test_each_level_beats_random_by_more_than_the_level_below(preset):
+    """easy < normal < hard in both games: against random on 2,000 duplicate deals, each level takes
+    fewer points per hand, and each interval excludes the neighbouring level's mean."""
+    from eval import arena
+
+    result = arena.head_to_head(LEVELS, "random", he.Rules.preset(preset), deals=2000, workers=1,
+                                progress=False)
+    rows = [result.row(level)["points_per_hand"] for level in LEVELS]
+    for weaker, stronger in zip(rows, rows[1:]):
+        assert stronger["high"] < weaker["mean"] and stronger["mean"] < weaker["low"], (preset, rows)
+
+
 # ---- every level, every variant: legal moves, no peeking ------------------------------------
 
 @pytest.mark.parametrize("variant", list(VARIANTS) + ["queen_waits"])

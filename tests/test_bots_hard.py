@@ -232,6 +232,27 @@ def test_moon_defence_takes_a_heart_trick_on_purpose():
     assert choice("normal", state)[0] == "3H"
 
 
+TWO_PLAYER = he.Rules.preset("two_player")
+
+
+def test_two_player_moon_defence_ruffs_the_shooters_trick_with_its_lowest_heart():
+    # Seat 1 took Q♠ (all 13 points so far) and leads a club; seat 0 has no clubs. One heart
+    # taken stops a 20-point moon: hard ruffs with 2♥ (hearts are trump), normal keeps its hearts.
+    fixed = {0: "QS 2H 8H 2D 4D 6D 8D TD 2S 4S 6S 8S TS", 1: "2C 4C 6C 8C TC QC AC 4H 6H AS QD AD AH"}
+    state = play(game(TWO_PLAYER, fixed, dead="TH QH", hand_number=0), "2C QS 4C")
+    assert hard_choice(state) == ("2H", "stop_the_moon")
+    assert not choice("normal", state)[0].endswith("H")
+
+
+def test_two_player_moon_defence_takes_a_heart_trick_with_its_lowest_winner():
+    # Seat 1 ruffed a diamond with 4♥ (the only point taken) and leads 6♥: hard takes it with 8♥,
+    # the lowest heart that wins; normal plays under with 2♥.
+    fixed = {0: "4C 2D 4D 6D 8D TD QD AD 2H 8H TH 2S 4S", 1: "2C 6C 8C TC QC AC 4H 6H 6S 8S TS QS AS"}
+    state = play(game(TWO_PLAYER, fixed, dead="QH AH", hand_number=0), "2C 4C 2D 4H 6H")
+    assert hard_choice(state) == ("8H", "stop_the_moon")
+    assert choice("normal", state)[0] == "2H"
+
+
 # ---- the bot as a whole ----------------------------------------------------------------------
 
 def mixed_states(rules, n, seed):

@@ -34,7 +34,10 @@ Playing (the moon first)
 6. ``stop_the_moon``: an opponent holds every point taken so far, and at least 14: points go only
    to a winner who is not that opponent, and when the shooter wins or is still to play it sheds
    cards without points and keeps its highest heart (the stopper). From 17 points it takes on
-   purpose a trick the shooter would take, and leads a heart nobody can beat.
+   purpose a trick the shooter would take, and leads a heart nobody can beat. In the two-player
+   game it defends from the opponent's first point: there a moon costs 20 and one heart taken
+   stops it, and nobody else will. It takes a trick with points with its lowest winning card, and
+   when void ruffs the shooter's trick with its lowest heart (hearts are trump there).
 
 Discarding (void in the led suit; never a card that takes the trick, nor a J♦ bonus, while
 another card will do)
@@ -122,6 +125,8 @@ MOON_POINTS_SUNK = 13  # points taken (nobody else having any) that commit to th
 MOON_LOOSE_CARDS = 5  # cards that may not be bosses in a hand that shoots
 MOON_THREAT = 14  # points of a lone opponent that start the moon defence
 MOON_TAKE = 17  # ... from which it takes a point trick on purpose
+MOON_THREAT_TWO_PLAYER = 1  # the same two in the two-player game: a 20-point moon, no third seat
+MOON_TAKE_TWO_PLAYER = 1  # to stop it, and one heart (1 point) taken is enough
 # Discarding.
 DISCARD_PROTECTION = 1.0
 DISCARD_HEART = 6.0
@@ -386,19 +391,33 @@ def moon_threat(t: Table, points: int) -> np.ndarray:
 
 @phases(*PLAY)
 def stop_the_moon(t: Table) -> np.ndarray:
-    return on_rows(t, moon_threat(t, MOON_THREAT) >= 0, _stop)
+    return on_rows(t, moon_threat(t, _moon_thresholds(t)[0]) >= 0, _stop)
+
+
+def _moon_thresholds(t: Table) -> tuple[np.ndarray, np.ndarray]:
+    """Per game, the opponent's points that start the moon defence, and the points taken from
+    which it takes a point trick on purpose."""
+    two = t.players == 2
+    return (np.where(two, MOON_THREAT_TWO_PLAYER, MOON_THREAT),
+            np.where(two, MOON_TAKE_TWO_PLAYER, MOON_TAKE))
 
 
 def _stop(t: Table) -> np.ndarray:
-    shooter = moon_threat(t, MOON_THREAT)
+    threat, take_from = _moon_thresholds(t)
+    shooter = moon_threat(t, threat)
     f = facts(t)
-    urgent = t.points_taken.sum(axis=1) >= MOON_TAKE
+    urgent = t.points_taken.sum(axis=1) >= take_from
+    two = t.players == 2
     shooter_later = f.later[np.arange(t.n), shooter]
     shooter_winning = t.winning_seat == shooter
-    # Take on purpose a trick the shooter would take (with points in it, or still to play).
+    # Take on purpose a trick the shooter would take (with points in it, or still to play): with
+    # the highest card, or in the two-player game (taking early, when a point is enough) the lowest.
     threat_here = (shooter_winning & (t.trick_points > 0)) | shooter_later
-    take = urgent & t.following & threat_here
-    choice = pick(np.where(take, t.legal & t.beats, 0), HIGH_RANK)
+    take = np.where(urgent & t.following & threat_here, t.legal & t.beats, 0)
+    choice = np.where(two, pick(take, LOW_RANK), pick(take, HIGH_RANK))
+    # Void, with hearts trump: the lowest heart takes the shooter's trick and a point with it.
+    ruff = np.where(urgent & t.void_now & shooter_winning, t.legal & t.beats & HEARTS, 0)
+    choice = np.where(choice < 0, pick(ruff, LOW_RANK), choice)
     # Void: points go to a winner who is not the shooter, once the shooter has played ...
     winner_ok = ~shooter_winning & ~shooter_later
     dump = pick(np.where(t.void_now & winner_ok, safe_discards(t) & POINT_CARDS, 0), QUEEN_FIRST)
