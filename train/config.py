@@ -200,19 +200,29 @@ def load_config(path: str | Path | None, overrides: list[str] | None = None) -> 
     if not data:
         raise ConfigError(f"config file {path} is empty (it sets nothing); {_pick_one()}")
     apply_overrides(data, overrides, ConfigError, "learning_rate=1e-4")
+    return config_from_mapping(data)
+
+
+def config_from_mapping(data: dict[str, Any]) -> TrainConfig:
+    """A config from its settings (as read from a file); :class:`ConfigError` names each bad key."""
     try:
         return TrainConfig(**data)
     except ValidationError as err:
-        problems = []
-        for problem in err.errors():
-            field = ".".join(str(p) for p in problem["loc"]) or "config"
-            message = problem["msg"].removeprefix("Value error, ")
-            if problem["type"] == "extra_forbidden":
-                message = "unknown setting"
-            elif "input" in problem and problem["type"].endswith("_type"):  # strict mode: say what was given
-                message += f", got {problem['input']!r}"
-            problems.append(f"{field}: {message}")
-        raise ConfigError("invalid training config: " + "; ".join(problems)) from None
+        raise ConfigError("invalid training config: " + validation_problems(err)) from None
+
+
+def validation_problems(err: ValidationError) -> str:
+    """``"key: what is wrong; ..."`` for each problem pydantic found, in this module's words."""
+    problems = []
+    for problem in err.errors():
+        field = ".".join(str(p) for p in problem["loc"]) or "config"
+        message = problem["msg"].removeprefix("Value error, ")
+        if problem["type"] == "extra_forbidden":
+            message = "unknown setting"
+        elif "input" in problem and problem["type"].endswith("_type"):  # strict mode: say what was given
+            message += f", got {problem['input']!r}"
+        problems.append(f"{field}: {message}")
+    return "; ".join(problems)
 
 
 def check_agents(config: TrainConfig) -> None:

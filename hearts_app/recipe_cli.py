@@ -1,0 +1,73 @@
+"""``hearts recipe CONFIG``: run a training recipe (PPO stages, then improvement rounds) from nothing
+to a policy; the same command again resumes it where it stopped (``train/recipe.py``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from .errors import UsageError
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "recipe",
+        help="run a whole training recipe (PPO stages, improvement rounds, an arena evaluation after each "
+             "step); the same command resumes it",
+        description="Run a training recipe: its stages in order (PPO runs, then rounds of policy improvement from "
+                    "rollout labels), each from the policy before it, with an arena evaluation of every step's "
+                    "policy (TensorBoard in <runs-dir>/<name>/evaluation). Steps already done are skipped, so "
+                    "the same command after a kill goes on from where it stopped. See docs/training.md.",
+    )
+    parser.add_argument("config", help="recipe YAML (configs/recipes/classic.yaml, configs/recipes/smoke.yaml)")
+    parser.add_argument("--runs-dir", default="runs", help="folder holding the recipe's folder (default runs/)")
+    parser.add_argument("--workers", type=int, default=2,
+                        help="processes for label collection and the evaluations (default 2)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    parser.set_defaults(func=run_command)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    from train.config import ConfigError
+    from train.recipe import load_recipe
+
+    if args.workers < 1:
+        raise UsageError(f"--workers must be 1 or more, got {args.workers}")
+    if not Path(args.config).is_file():
+        raise UsageError(f"recipe not found: {args.config} (the shipped ones: configs/recipes/*.yaml)")
+    try:
+        config = load_recipe(args.config)
+    except ConfigError as err:
+        raise UsageError(str(err)) from None
+    from eval.arena import training_evaluation
+    from train.recipe import Recipe
+
+    def evaluate(policy, rules, evaluation):
+        return policy_evaluation(policy, rules, evaluation, args.workers, not args.no_progress)
+
+    try:
+        recipe = Recipe(config, Path(args.config).parent, runs_dir=args.runs_dir, workers=args.workers,
+                        evaluate=evaluate, train_evaluate=training_evaluation, progress=not args.no_progress,
+                        log=lambda message: print(message, file=sys.stderr, flush=True))
+        print(f"recipe folder: {recipe.dir} (tensorboard --logdir {recipe.dir})", file=sys.stderr)
+        summary = recipe.run()
+    except (ConfigError, FileNotFoundError, FileExistsError, ValueError) as err:
+        raise UsageError(str(err)) from None
+    print(json.dumps(summary, indent=2))
+    return 0
+
+
+def policy_evaluation(policy, rules, evaluation, workers: int, progress: bool) -> dict:
+    """Points per hand (mean and 95% interval) of a policy file against three copies of each of
+    ``evaluation.opponents``."""
+    from eval.arena import head_to_head
+
+    out = {}
+    for opponent in evaluation.opponents:
+        result = head_to_head(("policy", f"ckpt:{policy}"), opponent, rules, deals=evaluation.deals,
+                              seed=evaluation.seed, workers=workers, progress=progress)
+        points = result.row("policy")["points_per_hand"]
+        out[opponent] = {key: round(float(points[key]), 4) for key in ("mean", "low", "high")}
+    return out

@@ -1,0 +1,127 @@
+"""Training recipes (``hearts recipe``): config validation, refusing a changed recipe by name, and
+the smoke recipe end to end, killed in the middle and run again."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+
+from agents import make
+from tests.commands import ROOT, hearts
+from train.config import ConfigError
+from train.recipe import Recipe, load_recipe, recipe_changes
+
+RECIPES = ROOT / "configs" / "recipes"
+SMOKE = RECIPES / "smoke.yaml"
+
+
+def test_shipped_recipes_validate():
+    steps = {path.name: [key for key, _, _ in Recipe(load_recipe(path), RECIPES, runs_dir="unused").steps()]
+             for path in sorted(RECIPES.glob("*.yaml"))}
+    assert steps["smoke.yaml"] == ["selfplay", "vs_hard", "improve/round1", "improve/round2"]
+    assert len(steps["classic.yaml"]) == 2 + 16  # two PPO stages, sixteen improvement rounds
+
+
+def write(tmp_path, text: str) -> Path:
+    path = tmp_path / "recipe.yaml"
+    path.write_text(text.replace("SMOKE_CONFIG", str(ROOT / "configs" / "smoke.yaml")))
+    return path
+
+
+GOOD = """
+name: r
+stages:
+  - {kind: ppo, name: a, config: SMOKE_CONFIG, budgets: [100]}
+  - {kind: improve, name: b, rounds: [{collections: [{seed: 1, hands: 4}], temperature: 0.5}]}
+"""
+
+
+@pytest.mark.parametrize("edit, words", [
+    (("name: r", "name: ../r"), "name: must be a plain folder name"),
+    (("budgets: [100]", "budgets: [100, 50]"), "budgets must be positive and increasing"),
+    (("temperature: 0.5", "temperature: 0"), "temperature"),
+    (("kind: improve", "kind: imitate"), "stages.1"),
+    (("name: b", "name: a"), "used twice: a"),
+    (("hands: 4", "hand: 4"), "hand: unknown setting"),
+    (("budgets: [100]}", "budgets: [100], set: {learning_rat: 1}}"), "stage a .*learning_rat: unknown setting"),
+    (("config: SMOKE_CONFIG", "config: missing.yaml"), "missing.yaml"),
+    (("name: r", "name: r\nrules: two_player"), "stage a: its config .* plays other rules"),
+    (("name: r", "name: r\nevaluation: {opponents: [easy], deals: 0}"), "evaluation.deals"),
+])
+def test_bad_recipes_are_refused_by_name(tmp_path, edit, words):
+    load_recipe(write(tmp_path, GOOD))
+    with pytest.raises(ConfigError, match=words):
+        load_recipe(write(tmp_path, GOOD.replace(*edit)))
+
+
+def test_an_improve_stage_first_is_refused(tmp_path):
+    text = GOOD.replace("  - {kind: ppo, name: a, config: SMOKE_CONFIG, budgets: [100]}\n", "")
+    with pytest.raises(ConfigError, match="first stage must be a ppo stage"):
+        load_recipe(write(tmp_path, text))
+
+
+def test_a_started_recipe_may_only_grow_at_its_end(tmp_path):
+    started = load_recipe(write(tmp_path, GOOD)).model_dump()
+    grown = GOOD + "  - {kind: ppo, name: c, config: SMOKE_CONFIG, budgets: [200]}\n"
+    assert recipe_changes(started, load_recipe(write(tmp_path, grown)).model_dump()) == []
+    changed = load_recipe(write(tmp_path, GOOD.replace("temperature: 0.5", "temperature: 0.25"))).model_dump()
+    assert any("b/round1" in change and "0.25" in change for change in recipe_changes(started, changed))
+    # The folder of a started recipe refuses a changed config, naming the step.
+    (tmp_path / "runs" / "r").mkdir(parents=True)
+    (tmp_path / "runs" / "r" / "recipe.json").write_text(json.dumps({"config": started, "steps": {}}))
+    with pytest.raises(ConfigError, match="another config: step 2 \\(b/round1\\)"):
+        Recipe(load_recipe(write(tmp_path, GOOD.replace("hands: 4", "hands: 8"))), tmp_path, tmp_path / "runs")
+    Recipe(load_recipe(write(tmp_path, grown)), tmp_path, tmp_path / "runs")  # growth is fine
+    (tmp_path / "runs" / "r" / "recipe.json").write_text("{not json")
+    with pytest.raises(ConfigError, match="is not a recipe's state"):
+        Recipe(load_recipe(write(tmp_path, GOOD)), tmp_path, tmp_path / "runs")
+
+
+def test_recipe_command_errors_are_one_line(tmp_path):
+    result = hearts("recipe", str(tmp_path / "nope.yaml"))
+    assert result.returncode == 2 and "recipe not found" in result.stderr
+    result = hearts("recipe", str(write(tmp_path, GOOD.replace("hands: 4", "hand: 4"))))
+    assert result.returncode == 2 and "hand: unknown setting" in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.slow
+def test_smoke_recipe_killed_in_the_middle_resumes_without_redoing_finished_steps(tmp_path):
+    """The smoke recipe (every stage kind) killed during its second stage, then run again: it
+    finishes every step, the first stage's policy untouched, and writes an evaluated policy."""
+    runs = tmp_path / "runs"
+    command = [sys.executable, "-m", "hearts_app.cli", "recipe", str(SMOKE), "--runs-dir", str(runs), "--workers", "1",
+               "--no-progress"]
+    log = runs / "recipe_smoke" / "recipe.log"
+    child = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             start_new_session=True)
+    try:
+        deadline = time.monotonic() + 240
+        while not (log.is_file() and "step 2/4" in log.read_text()):
+            assert child.poll() is None and time.monotonic() < deadline, "the recipe did not reach its second step"
+            time.sleep(0.2)
+    finally:
+        os.killpg(child.pid, signal.SIGKILL)
+        child.wait()
+    first_policy = runs / "recipe_smoke" / "selfplay" / "policy.pt"
+    stamp = first_policy.stat().st_mtime_ns
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=400)
+    assert result.returncode == 0, result.stderr[-2000:]
+    summary = json.loads(result.stdout)
+    assert list(summary["steps"]) == ["selfplay", "vs_hard", "improve/round1", "improve/round2"]
+    assert first_policy.stat().st_mtime_ns == stamp
+    assert log.read_text().count("step 1/4: selfplay") == 1  # not run again
+    for step in summary["steps"].values():
+        assert set(step["evaluation"]) == {"random", "easy", "normal", "hard"}
+        means = [points["mean"] for points in step["evaluation"].values()]
+        assert step["panel_score"] == pytest.approx(sum(means) / 4, abs=1e-3)
+    assert not (runs / "recipe_smoke" / "improve" / "round1" / "data").exists()  # shards removed after the fit
+    agent = make(f"ckpt:{summary['policy']}")
+    assert agent is not None
+    assert list((runs / "recipe_smoke" / "evaluation").glob("events.out.tfevents.*"))

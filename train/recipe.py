@@ -1,0 +1,397 @@
+"""A training recipe: the whole path from nothing to a policy as one config, run by one command
+(``hearts recipe CONFIG``) and resumable after a kill at any step.
+
+A recipe is a list of stages run in order, each starting from the policy the stage before it wrote:
+
+* ``ppo``: a PPO run (:class:`train.ppo.Run`) from a training config file plus overrides, trained to
+  each of its ``budgets`` in turn; a later budget extends the run as ``hearts train --resume
+  --extend`` does (with ``anneal_lr`` the learning rate follows each new budget). The first stage
+  starts as its config says (e.g. an imitation warm start); a later one from the policy before it
+  (its ``init_from``).
+* ``improve``: rounds of policy improvement from rollout labels. A round collects labelled
+  decisions of the current policy (:func:`train.distill.collect_shard`, one collection per seed,
+  ``workers`` at a time) and fits them with the improvement loss (:func:`train.distill.fit`).
+
+Everything lives in ``<runs_dir>/<name>/``: a folder per stage (the PPO run; for ``improve`` a
+folder per round with its shards and policy), ``recipe.json`` (the config and each finished step's
+policy, time and evaluation), ``recipe.log``, TensorBoard logs of the evaluations in
+``evaluation/``, and ``policy.pt``, a copy of the last step's policy.
+
+A finished step is never run again: a PPO run resumes from its checkpoint, a collection skips the
+shards it wrote, a round whose policy exists is done. So the same command after a kill goes on from
+where it stopped. A changed config is refused by name, since the finished steps would no longer be
+what it says; a recipe may only grow (stages, rounds or budgets added at the end).
+
+After every step the policy is measured by the ``evaluate`` function given (the command passes the
+arena's head-to-head against each of ``evaluation.opponents``); the mean over the opponents is the
+*panel score*. Training itself does not depend on the evaluation package.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, Field, ValidationError, field_validator
+
+from hearts_env.rules import Rules
+from hearts_env.settings_files import apply_overrides, read_mapping
+
+from .config import (
+    _RUN_NAME,
+    ConfigError,
+    Float,
+    Int,
+    TrainConfig,
+    _Strict,
+    check_agents,
+    config_from_mapping,
+    to_rules,
+    validation_problems,
+)
+
+
+def _folder_name(value: str) -> str:
+    if not _RUN_NAME.fullmatch(value):
+        raise ValueError(f"must be a plain folder name (letters, digits, '.', '_', '-'), got {value!r}")
+    return value
+
+
+#: A name that is one folder, so a recipe stays inside its runs directory.
+FolderName = Annotated[str, AfterValidator(_folder_name)]
+
+
+class PPOStage(_Strict):
+    """PPO from a training config (``hearts train``'s), trained to each budget in turn."""
+
+    kind: Literal["ppo"]
+    name: FolderName = Field(description="the stage's folder in the recipe's folder (its run_name)")
+    config: str = Field(description="training config file, relative to the recipe file")
+    set: dict[str, Any] = Field(default_factory=dict, description="overrides, as hearts train's KEY=VALUE")
+    budgets: list[Int] = Field(min_length=1, description="total learner decisions, trained to each in turn")
+
+    @field_validator("budgets")
+    @classmethod
+    def _increasing(cls, budgets: list[int]) -> list[int]:
+        if any(b <= 0 for b in budgets) or any(later <= earlier for earlier, later in zip(budgets, budgets[1:])):
+            raise ValueError(f"budgets must be positive and increasing, got {budgets}")
+        return budgets
+
+
+class Collection(_Strict):
+    """One collection of a round: ``hands`` hands from ``seed`` (one worker's work)."""
+
+    seed: Int = Field(ge=0)
+    hands: Int = Field(ge=1)
+
+
+class Round(_Strict):
+    """One improvement round: collect rollout labels of the current policy, then fit them."""
+
+    collections: list[Collection] = Field(min_length=1)
+    tables: Int = Field(1024, ge=1, description="hands played at once (one shard each)")
+    opponent: str = Field("hard", description="bot in the other seats and in the rollouts")
+    pass_labels: bool = True
+    card_labels: bool = True
+    temperature: Float = Field(gt=0, description="T of the improvement loss, in points")
+    epochs: Int = Field(4, ge=1)
+    learning_rate: Float = Field(1e-3, gt=0)
+    batch_size: Int = Field(8192, ge=1)
+    fit_seed: Int = Field(0, ge=0)
+    keep_data: bool = Field(False, description="keep the shards after the fit (millions of labels: gigabytes)")
+
+
+class ImproveStage(_Strict):
+    kind: Literal["improve"]
+    name: FolderName
+    rounds: list[Round] = Field(min_length=1)
+
+
+class EvaluationConfig(_Strict):
+    opponents: list[str] = Field(default_factory=lambda: ["random", "easy", "normal", "hard"],
+                                 description="head-to-heads after every step; their mean is the panel score")
+    deals: Int = Field(2000, ge=1)
+    seed: Int = Field(0, ge=0)
+
+
+Stage = Annotated[PPOStage | ImproveStage, Field(discriminator="kind")]
+
+
+class RecipeConfig(_Strict):
+    name: FolderName = Field(description="the recipe's folder under the runs directory")
+    rules: Any = "classic"
+    stages: list[Stage] = Field(min_length=1)
+    evaluation: EvaluationConfig = Field(default_factory=EvaluationConfig)
+
+    @field_validator("rules", mode="before")
+    @classmethod
+    def _rules(cls, value: Any) -> Any:
+        to_rules(value)  # a bad preset or option is refused by name
+        return value
+
+    @field_validator("stages")
+    @classmethod
+    def _unique_names(cls, stages: list) -> list:
+        names = [stage.name for stage in stages]
+        twice = sorted({name for name in names if names.count(name) > 1})
+        if twice:
+            raise ValueError(f"stage names must differ; used twice: {', '.join(twice)}")
+        return stages
+
+    @field_validator("stages")
+    @classmethod
+    def _starts_with_ppo(cls, stages: list) -> list:
+        if stages and stages[0].kind != "ppo":
+            raise ValueError("the first stage must be a ppo stage: an improve stage improves the policy before it")
+        return stages
+
+    @property
+    def rules_value(self) -> Rules:
+        return to_rules(self.rules)
+
+
+def load_recipe(path: str | Path) -> RecipeConfig:
+    """The recipe in a YAML file; every problem is a :class:`ConfigError` naming its key."""
+    data = read_mapping(path, ConfigError, "recipe")
+    try:
+        recipe = RecipeConfig(**data)
+    except ValidationError as err:
+        raise ConfigError(f"invalid recipe {path}: {validation_problems(err)}") from None
+    for stage in recipe.stages:
+        if stage.kind == "ppo":
+            stage_config(recipe, stage, Path(path).parent, start=None)  # a bad training config fails now
+    return recipe
+
+
+def stage_config(recipe: RecipeConfig, stage: PPOStage, folder: Path, start: Path | None,
+                 budget: int | None = None) -> TrainConfig:
+    """A PPO stage's training config: its file (relative to ``folder``) with its ``set`` overrides,
+    named after the stage, starting from ``start`` (the policy before it) when there is one."""
+    path = folder / stage.config
+    data = read_mapping(path, ConfigError, f"stage {stage.name}'s config")
+    overrides = [f"{key}={json.dumps(value)}" for key, value in stage.set.items()]
+    apply_overrides(data, overrides, ConfigError, "learning_rate=1e-4")
+    data["run_name"] = stage.name
+    data["total_decisions"] = budget or stage.budgets[0]
+    if start is not None:
+        data["init_from"] = str(start)
+        data["imitation"] = {**data.get("imitation", {}), "teacher": None}  # the start replaces the warm start
+    try:
+        config = config_from_mapping(data)
+    except ConfigError as err:
+        raise ConfigError(f"stage {stage.name} ({path}): {err}") from None
+    if not config.rules_value.same_game(recipe.rules_value):
+        raise ConfigError(f"stage {stage.name}: its config {path} plays other rules than the recipe "
+                          f"({config.rules_value.name} vs {recipe.rules_value.name})")
+    return config
+
+
+
+# ---- running a recipe ------------------------------------------------------------------------------
+
+#: ``evaluate(policy_path, rules, evaluation) -> {opponent: {"mean", "low", "high"}}``: points per
+#: hand of the policy against three copies of each opponent.
+Evaluate = Callable[[Path, Rules, EvaluationConfig], dict[str, dict[str, float]]]
+
+
+class Recipe:
+    """A recipe's folder: runs the steps not yet done, in order (:meth:`run`)."""
+
+    def __init__(self, config: RecipeConfig, config_folder: str | Path, runs_dir: str | Path = "runs",
+                 workers: int = 2, evaluate: Evaluate | None = None, train_evaluate=None, progress: bool = True,
+                 log=print):
+        """``config_folder``: where the stages' training configs are (the recipe file's folder).
+        ``train_evaluate``: a PPO run's own periodic evaluation (see :class:`train.ppo.Run`)."""
+        self.config = config
+        self.config_folder = Path(config_folder)
+        self.dir = Path(runs_dir) / config.name
+        self.workers = workers
+        self.evaluate = evaluate
+        self.train_evaluate = train_evaluate
+        self.progress = progress
+        self._log = log
+        self.state_path = self.dir / "recipe.json"
+        self.state = self._load_state()
+
+    # ---- state ----------------------------------------------------------------------------------
+
+    def _load_state(self) -> dict:
+        fresh = {"config": self.config.model_dump(), "steps": {}}
+        if not self.state_path.is_file():
+            return fresh
+        try:
+            state = json.loads(self.state_path.read_text())
+            saved = state["config"]
+            steps = state["steps"]
+        except (ValueError, KeyError, TypeError) as err:
+            raise ConfigError(f"{self.state_path} is not a recipe's state ({err}); move it away or pick "
+                              f"another name") from None
+        changes = recipe_changes(saved, fresh["config"])
+        if changes:
+            raise ConfigError(f"{self.dir} holds a recipe started with another config: {'; '.join(changes)}. "
+                              f"A recipe may only grow at its end; run the config it was started with, or "
+                              f"give this one another name")
+        return {"config": fresh["config"], "steps": steps}
+
+    def _save_state(self) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        temporary = self.state_path.with_suffix(".tmp")
+        temporary.write_text(json.dumps(self.state, indent=2))
+        temporary.replace(self.state_path)
+
+    def log(self, message: str) -> None:
+        self._log(message)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        with open(self.dir / "recipe.log", "a") as handle:
+            handle.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {message}\n")
+
+    # ---- steps ----------------------------------------------------------------------------------
+
+    def steps(self) -> list[tuple[str, Any, int | None]]:
+        """``(key, stage, round index or None)`` of every step, in order."""
+        out = []
+        for stage in self.config.stages:
+            if stage.kind == "ppo":
+                out.append((stage.name, stage, None))
+            else:
+                out += [(f"{stage.name}/round{r + 1}", stage, r) for r in range(len(stage.rounds))]
+        return out
+
+    def run(self) -> dict:
+        """Run every step not yet done; returns the summary (also in ``recipe.json``)."""
+        from torch.utils.tensorboard import SummaryWriter
+
+        self._save_state()
+        writer = None
+        policy: Path | None = None
+        for index, (key, stage, round_index) in enumerate(self.steps(), start=1):
+            record = self.state["steps"].get(key)
+            if record is None:
+                self.log(f"step {index}/{len(self.steps())}: {key}")
+                began = time.perf_counter()
+                if stage.kind == "ppo":
+                    policy = self._ppo(stage, policy)
+                else:
+                    policy = self._round(stage, round_index, policy)
+                seconds = time.perf_counter() - began
+                evaluation = self._evaluate(policy)
+                record = {"policy": str(policy), "seconds": round(seconds, 1), "evaluation": evaluation}
+                if evaluation:
+                    record["panel_score"] = panel_score(evaluation)
+                    writer = writer or SummaryWriter(str(self.dir / "evaluation"))
+                    for opponent, points in evaluation.items():
+                        writer.add_scalar(f"recipe/points_vs_{opponent}", points["mean"], index)
+                    writer.add_scalar("recipe/panel_score", record["panel_score"], index)
+                    writer.add_text("recipe/steps", f"{index}: {key}", index)
+                    self.log(f"{key}: " + ", ".join(f"vs {o} {p['mean']:.2f}" for o, p in evaluation.items())
+                             + f"; panel score {record['panel_score']:.2f}")
+                self.state["steps"][key] = record
+                self._save_state()
+            policy = Path(record["policy"])
+        if writer is not None:
+            writer.close()
+        final = self.dir / "policy.pt"
+        if policy is not None and policy.resolve() != final.resolve():
+            shutil.copyfile(policy, final.with_suffix(".tmp"))
+            final.with_suffix(".tmp").replace(final)
+        steps = self.state["steps"]
+        summary = {"policy": str(final), "seconds": round(sum(step["seconds"] for step in steps.values()), 1),
+                   "steps": {key: {k: v for k, v in step.items() if k != "policy"} for key, step in steps.items()}}
+        self.state["summary"] = summary
+        self._save_state()
+        return summary
+
+    def _ppo(self, stage: PPOStage, start: Path | None) -> Path:
+        from .ppo import Run
+
+        for budget in stage.budgets:
+            config = stage_config(self.config, stage, self.config_folder, start, budget)
+            check_agents(config)
+            resume = (self.dir / stage.name / "checkpoints" / "latest.pt").is_file()
+            run = Run(config, runs_dir=self.dir, resume=resume, extend=resume, progress=self.progress,
+                      log=self.log, evaluate=self.train_evaluate)
+            self.log(f"{stage.name}: PPO to {budget:,} learner decisions in {run.dir}"
+                     + (f" (from {run.learner_decisions:,})" if resume else ""))
+            run.train()
+        return self.dir / stage.name / "policy.pt"
+
+    def _round(self, stage: ImproveStage, index: int, start: Path | None) -> Path:
+        from .distill import fit
+
+        spec = stage.rounds[index]
+        folder = self.dir / stage.name / f"round{index + 1}"
+        out, data = folder / "policy.pt", folder / "data"
+        if out.is_file():  # fitted before a kill that came before its evaluation
+            if not spec.keep_data:
+                shutil.rmtree(data, ignore_errors=True)
+            return out
+        jobs = [(str(start), str(data), c.hands, c.seed, spec.tables, spec.opponent, self.config.rules_value.to_dict(),
+                 spec.pass_labels, spec.card_labels) for c in spec.collections]
+        self.log(f"{stage.name} round {index + 1}: collecting {sum(c.hands for c in spec.collections):,} hands "
+                 f"of {start} in {data}")
+        if self.workers > 1 and len(jobs) > 1:
+            with ProcessPoolExecutor(max_workers=min(self.workers, len(jobs))) as pool:
+                list(pool.map(_collect, jobs))
+        else:
+            for job in jobs:
+                _collect(job)
+        stats = fit(str(start), data, out, epochs=spec.epochs, temperature=spec.temperature,
+                    learning_rate=spec.learning_rate, batch_size=spec.batch_size, seed=spec.fit_seed,
+                    loss="improvement", log=self.log)
+        self.log(f"{stage.name} round {index + 1}: fitted {stats.get('examples', 0):,} examples -> {out}")
+        if not spec.keep_data:
+            shutil.rmtree(data)
+        return out
+
+    def _evaluate(self, policy: Path) -> dict:
+        if self.evaluate is None or not self.config.evaluation.opponents:
+            return {}
+        return self.evaluate(policy, self.config.rules_value, self.config.evaluation)
+
+
+def _collect(job: tuple) -> int:
+    """One collection (in a worker process): :func:`train.distill.collect_shard`'s rollout teacher."""
+    import sys
+
+    from .distill import collect_shard
+
+    student, data, hands, seed, tables, opponent, rules, pass_labels, card_labels = job
+    return collect_shard(student, Path(data), hands, seed, tables, opponent=opponent, rules=Rules.from_dict(rules),
+                         teacher="rollout", pass_labels=pass_labels, card_labels=card_labels,
+                         log=lambda message: print(message, file=sys.stderr, flush=True))
+
+
+def panel_score(evaluation: dict[str, dict[str, float]]) -> float:
+    """The mean of the head-to-heads' points per hand."""
+    return round(sum(points["mean"] for points in evaluation.values()) / len(evaluation), 4)
+
+
+def recipe_changes(saved: dict, new: dict) -> list[str]:
+    """What differs between the config a recipe was started with and ``new`` (both dumped), beyond
+    steps appended at the end: ``"what: old -> new"`` for each difference."""
+    changes = [f"{key}: {saved.get(key)!r} -> {new.get(key)!r}" for key in ("name", "rules", "evaluation")
+               if saved.get(key) != new.get(key)]
+    old_steps, new_steps = step_specs(saved), step_specs(new)
+    for i, (old_step, new_step) in enumerate(zip(old_steps, new_steps + [None] * len(old_steps))):
+        if new_step is None:
+            changes.append(f"step {old_step[0]}: dropped")
+        elif old_step != new_step:
+            changes.append(f"step {i + 1} ({old_step[0]}): {old_step[1]!r} -> {new_step[0]}: {new_step[1]!r}")
+    return changes
+
+
+def step_specs(dumped: dict) -> list[tuple[str, dict]]:
+    """``(step key, what the step does)`` of every step of a dumped recipe config, in order (as
+    :meth:`Recipe.steps`): a PPO stage's settings, or an improve stage's round."""
+    out = []
+    for stage in dumped.get("stages", []):
+        if stage.get("kind") == "ppo":
+            out.append((stage["name"], stage))
+        else:
+            out += [(f"{stage['name']}/round{r + 1}", spec) for r, spec in enumerate(stage.get("rounds", []))]
+    return out
