@@ -54,6 +54,11 @@ stages:
     (("config: SMOKE_CONFIG", "config: missing.yaml"), "missing.yaml"),
     (("name: r", "name: r\nrules: two_player"), "stage a: its config .* plays other rules"),
     (("name: r", "name: r\nevaluation: {opponents: [easy], deals: 0}"), "evaluation.deals"),
+    (("name: r", "name: r\nevaluation: {opponents: [nosuchbot]}"), "evaluation.opponents: .*nosuchbot"),
+    (("temperature: 0.5", "temperature: 0.5, opponent: hardd"), "rounds.0.opponent: .*hardd"),
+    (("budgets: [100]}", "budgets: [100], set: {eval_opponents: [hardd]}}"), "eval_opponents: .*hardd"),
+    (("{seed: 1, hands: 4}", "{seed: 1, hands: 4}, {seed: 1, hands: 8}"), "its own seed"),
+    (("name: b", "name: evaluation"), "the recipe's folder uses this name"),
 ])
 def test_bad_recipes_are_refused_by_name(tmp_path, edit, words):
     load_recipe(write(tmp_path, GOOD))
@@ -67,15 +72,20 @@ def test_an_improve_stage_first_is_refused(tmp_path):
         load_recipe(write(tmp_path, text))
 
 
-def test_a_started_recipe_may_only_grow_at_its_end(tmp_path):
+def test_a_started_recipe_keeps_its_finished_steps(tmp_path):
     started = load_recipe(write(tmp_path, GOOD)).model_dump()
     grown = GOOD + "  - {kind: ppo, name: c, config: SMOKE_CONFIG, budgets: [200]}\n"
-    assert recipe_changes(started, load_recipe(write(tmp_path, grown)).model_dump()) == []
+    both = {"a", "b/round1"}
+    assert recipe_changes(started, load_recipe(write(tmp_path, grown)).model_dump(), both) == []
     changed = load_recipe(write(tmp_path, GOOD.replace("temperature: 0.5", "temperature: 0.25"))).model_dump()
-    assert any("b/round1" in change and "0.25" in change for change in recipe_changes(started, changed))
-    # The folder of a started recipe refuses a changed config, naming the step.
+    assert any("b/round1" in change and "0.25" in change for change in recipe_changes(started, changed, both))
+    assert recipe_changes(started, changed, {"a"}) == []  # a step not yet finished may change
+    other_deals = {**started, "evaluation": {**started["evaluation"], "deals": 10}}
+    assert recipe_changes(started, other_deals, set()) == [] and recipe_changes(started, other_deals, {"a"})
+    # The folder of a started recipe refuses a config that changes a finished step, naming it.
     (tmp_path / "runs" / "r").mkdir(parents=True)
-    (tmp_path / "runs" / "r" / "recipe.json").write_text(json.dumps({"config": started, "steps": {}}))
+    (tmp_path / "runs" / "r" / "recipe.json").write_text(
+        json.dumps({"config": started, "steps": {key: {} for key in both}}))
     with pytest.raises(ConfigError, match="another config: step 2 \\(b/round1\\)"):
         Recipe(load_recipe(write(tmp_path, GOOD.replace("hands: 4", "hands: 8"))), tmp_path, tmp_path / "runs")
     Recipe(load_recipe(write(tmp_path, grown)), tmp_path, tmp_path / "runs")  # growth is fine

@@ -167,6 +167,30 @@ def test_train_smoke_end_to_end(tmp_path):
     assert stray.returncode == 2 and "unrecognized arguments: stray" in stray.stderr
 
 
+def test_a_summary_of_an_earlier_budget_does_not_finish_an_extended_run(tmp_path):
+    """Killed after an extended run's last checkpoint but before its new summary and policy: the
+    old budget's summary is still there, and resuming must write this budget's policy, not stop."""
+    from train.ppo import Run
+
+    config = load_config(SMOKE, ["total_decisions=600", "num_tables=16", "imitation.teacher=null", "eval_every=0",
+                                 "checkpoint_every=1"])
+    quiet = {"progress": False, "log": lambda message: None}
+    Run(config, runs_dir=tmp_path, **quiet).train()
+    run = tmp_path / "smoke"
+    old_summary, old_policy = (run / "summary.json").read_text(), (run / "policy.pt").read_bytes()
+    extended = config.model_copy(update={"total_decisions": 1200})
+    Run(extended, runs_dir=tmp_path, resume=True, extend=True, **quiet).train()
+    (run / "summary.json").write_text(old_summary)  # as a kill before the new summary would leave it
+    (run / "policy.pt").write_bytes(old_policy)
+    again = Run(extended, runs_dir=tmp_path, resume=True, extend=True, **quiet)
+    assert not again.finished
+    summary = again.train()
+    assert summary["learner_decisions"] == again.learner_decisions >= 1200
+    assert json.loads((run / "summary.json").read_text())["learner_decisions"] == summary["learner_decisions"]
+    assert (run / "policy.pt").read_bytes() != old_policy
+    assert Run(extended, runs_dir=tmp_path, resume=True, extend=True, **quiet).finished
+
+
 @pytest.mark.slow
 def test_kill_and_resume_ends_like_an_uninterrupted_run(tmp_path):
     settings = ["total_decisions=4000", "num_tables=16", "imitation.teacher=null", "eval_every=0",

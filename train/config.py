@@ -52,6 +52,14 @@ class ConfigError(ValueError):
     """A training config that cannot be used; the message names the key."""
 
 
+class SettingsChanged(ConfigError):
+    """A run resumed with other settings than it was started with; ``changes``: ``"key old -> new"``."""
+
+    def __init__(self, message: str, changes: list[str]):
+        super().__init__(message)
+        self.changes = changes
+
+
 def _number(value: Any) -> Any:
     """A number setting: NumPy's numbers as Python's (strict mode refuses them); any other value
     unchanged, for strict mode to judge."""

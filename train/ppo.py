@@ -36,7 +36,7 @@ from hearts_env import loop
 from hearts_env.observe import OBS_DIM
 from hearts_env.rules import Rules
 
-from .config import REWARD_SCALE, ConfigError, TrainConfig, changed_settings, check_agents
+from .config import REWARD_SCALE, SettingsChanged, TrainConfig, changed_settings, check_agents
 from .opponents import BOT_BASE, CURRENT, League
 
 
@@ -286,8 +286,16 @@ class Run:
 
     @property
     def finished(self) -> bool:
-        """The run has trained its budget and written its summary: nothing is left to do."""
-        return self.learner_decisions >= self.config.total_decisions and (self.dir / "summary.json").is_file()
+        """The run has trained its budget and written the summary (and policy) of exactly this point:
+        nothing is left to do. (A summary of an earlier budget, after a kill that came between the
+        last checkpoint and the new summary, does not count: the policy file is not yet this one.)"""
+        summary = self.dir / "summary.json"
+        if self.learner_decisions < self.config.total_decisions or not summary.is_file():
+            return False
+        try:
+            return json.loads(summary.read_text()).get("learner_decisions") == self.learner_decisions
+        except ValueError:
+            return False
 
     def _restore(self, path: Path, extend: bool) -> None:
         payload = load(path)
@@ -299,8 +307,9 @@ class Run:
         changes = changed_settings(meta["config"], self.config, extend=extend)
         if changes:
             budget = any(change.startswith("total_decisions ") for change in changes)
-            raise ConfigError(f"--resume: {self.dir} was started with other settings: {'; '.join(changes)}; resume "
-                              f"it with its own config" + ("; to change its budget pass --extend" if budget else ""))
+            raise SettingsChanged(f"--resume: {self.dir} was started with other settings: {'; '.join(changes)}; "
+                                  f"resume it with its own config"
+                                  + ("; to change its budget pass --extend" if budget else ""), changes)
         self.net.load_state_dict(payload["model"])
         self.optimizer.load_state_dict(payload["optimizer"])
         self.iteration = meta["iteration"]

@@ -19,8 +19,9 @@ policy, time and evaluation), ``recipe.log``, TensorBoard logs of the evaluation
 
 A finished step is never run again: a PPO run resumes from its checkpoint, a collection skips the
 shards it wrote, a round whose policy exists is done. So the same command after a kill goes on from
-where it stopped. A changed config is refused by name, since the finished steps would no longer be
-what it says; a recipe may only grow (stages, rounds or budgets added at the end).
+where it stopped. A config that changes a finished step (or the rules, the name or the evaluation
+once a step has finished) is refused by name, since those steps would no longer be what it says;
+the steps not yet finished may change, and stages or rounds may be added at the end.
 
 After every step the policy is measured by the ``evaluate`` function given (the command passes the
 arena's head-to-head against each of ``evaluation.opponents``); the mean over the opponents is the
@@ -30,7 +31,10 @@ arena's head-to-head against each of ``evaluation.opponents``); the mean over th
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
+import sys
 import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -47,6 +51,7 @@ from .config import (
     ConfigError,
     Float,
     Int,
+    SettingsChanged,
     TrainConfig,
     _Strict,
     check_agents,
@@ -64,6 +69,8 @@ def _folder_name(value: str) -> str:
 
 #: A name that is one folder, so a recipe stays inside its runs directory.
 FolderName = Annotated[str, AfterValidator(_folder_name)]
+#: What a recipe's folder holds beside its stages' folders.
+RECIPE_FILES = ("evaluation", "policy.pt", "recipe.json", "recipe.log")
 
 
 class PPOStage(_Strict):
@@ -94,6 +101,14 @@ class Round(_Strict):
     """One improvement round: collect rollout labels of the current policy, then fit them."""
 
     collections: list[Collection] = Field(min_length=1)
+
+    @field_validator("collections")
+    @classmethod
+    def _one_per_seed(cls, collections: list) -> list:
+        seeds = [c.seed for c in collections]
+        if len(set(seeds)) < len(seeds):
+            raise ValueError(f"each collection needs its own seed (its shards are named by it), got {seeds}")
+        return collections
     tables: Int = Field(1024, ge=1, description="hands played at once (one shard each)")
     opponent: str = Field("hard", description="bot in the other seats and in the rollouts")
     pass_labels: bool = True
@@ -141,6 +156,9 @@ class RecipeConfig(_Strict):
         twice = sorted({name for name in names if names.count(name) > 1})
         if twice:
             raise ValueError(f"stage names must differ; used twice: {', '.join(twice)}")
+        taken = sorted(set(names) & set(RECIPE_FILES))
+        if taken:
+            raise ValueError(f"{', '.join(taken)}: the recipe's folder uses this name itself ({', '.join(RECIPE_FILES)})")
         return stages
 
     @field_validator("stages")
@@ -162,10 +180,30 @@ def load_recipe(path: str | Path) -> RecipeConfig:
         recipe = RecipeConfig(**data)
     except ValidationError as err:
         raise ConfigError(f"invalid recipe {path}: {validation_problems(err)}") from None
+    check_recipe_agents(recipe, Path(path).parent)
+    return recipe
+
+
+def check_recipe_agents(recipe: RecipeConfig, folder: Path) -> None:
+    """Build every training config and agent the recipe names, so that a typo fails before any
+    work (not hours in, at the step that uses it)."""
+    from agents import AgentSpecError, make
+
+    rules = recipe.rules_value
     for stage in recipe.stages:
         if stage.kind == "ppo":
-            stage_config(recipe, stage, Path(path).parent, start=None)  # a bad training config fails now
-    return recipe
+            check_agents(stage_config(recipe, stage, folder, start=None))
+        else:
+            for index, spec in enumerate(stage.rounds):
+                try:
+                    make(spec.opponent, rules=rules)
+                except AgentSpecError as err:
+                    raise ConfigError(f"stages.{stage.name}.rounds.{index}.opponent: {err}") from None
+    for spec in recipe.evaluation.opponents:
+        try:
+            make(spec, rules=rules)
+        except AgentSpecError as err:
+            raise ConfigError(f"evaluation.opponents: {err}") from None
 
 
 def stage_config(recipe: RecipeConfig, stage: PPOStage, folder: Path, start: Path | None,
@@ -231,11 +269,11 @@ class Recipe:
         except (ValueError, KeyError, TypeError) as err:
             raise ConfigError(f"{self.state_path} is not a recipe's state ({err}); move it away or pick "
                               f"another name") from None
-        changes = recipe_changes(saved, fresh["config"])
+        changes = recipe_changes(saved, fresh["config"], finished=set(steps))
         if changes:
             raise ConfigError(f"{self.dir} holds a recipe started with another config: {'; '.join(changes)}. "
-                              f"A recipe may only grow at its end; run the config it was started with, or "
-                              f"give this one another name")
+                              f"Finished steps cannot change; run the config it was started with, or give "
+                              f"this one another name")
         return {"config": fresh["config"], "steps": steps}
 
     def _save_state(self) -> None:
@@ -313,8 +351,12 @@ class Recipe:
             config = stage_config(self.config, stage, self.config_folder, start, budget)
             check_agents(config)
             resume = (self.dir / stage.name / "checkpoints" / "latest.pt").is_file()
-            run = Run(config, runs_dir=self.dir, resume=resume, extend=resume, progress=self.progress,
-                      log=self.log, evaluate=self.train_evaluate)
+            try:
+                run = Run(config, runs_dir=self.dir, resume=resume, extend=resume, progress=self.progress,
+                          log=self.log, evaluate=self.train_evaluate)
+            except SettingsChanged as err:  # (Run's advice, --resume and --extend, is for hearts train)
+                raise ConfigError(f"stage {stage.name} was started with other settings: {'; '.join(err.changes)}; "
+                                  f"give it its settings back, or give the stage another name") from None
             self.log(f"{stage.name}: PPO to {budget:,} learner decisions in {run.dir}"
                      + (f" (from {run.learner_decisions:,})" if resume else ""))
             run.train()
@@ -335,7 +377,8 @@ class Recipe:
         self.log(f"{stage.name} round {index + 1}: collecting {sum(c.hands for c in spec.collections):,} hands "
                  f"of {start} in {data}")
         if self.workers > 1 and len(jobs) > 1:
-            with ProcessPoolExecutor(max_workers=min(self.workers, len(jobs))) as pool:
+            with ProcessPoolExecutor(max_workers=min(self.workers, len(jobs)), initializer=_die_with_parent,
+                                     initargs=(os.getpid(),)) as pool:
                 list(pool.map(_collect, jobs))
         else:
             for job in jobs:
@@ -354,10 +397,20 @@ class Recipe:
         return self.evaluate(policy, self.config.rules_value, self.config.evaluation)
 
 
+def _die_with_parent(parent: int) -> None:
+    """In a collection worker: end with the recipe's process. A worker outliving a ``kill -9`` of
+    it would go on writing shards into the folder the rerun collects into. (Linux; elsewhere the
+    workers finish their collection first.)"""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
+    if os.getppid() != parent:  # the parent died before that call
+        os._exit(1)
+
+
 def _collect(job: tuple) -> int:
     """One collection (in a worker process): :func:`train.distill.collect_shard`'s rollout teacher."""
-    import sys
-
     from .distill import collect_shard
 
     student, data, hands, seed, tables, opponent, rules, pass_labels, card_labels = job
@@ -371,17 +424,22 @@ def panel_score(evaluation: dict[str, dict[str, float]]) -> float:
     return round(sum(points["mean"] for points in evaluation.values()) / len(evaluation), 4)
 
 
-def recipe_changes(saved: dict, new: dict) -> list[str]:
-    """What differs between the config a recipe was started with and ``new`` (both dumped), beyond
-    steps appended at the end: ``"what: old -> new"`` for each difference."""
-    changes = [f"{key}: {saved.get(key)!r} -> {new.get(key)!r}" for key in ("name", "rules", "evaluation")
-               if saved.get(key) != new.get(key)]
-    old_steps, new_steps = step_specs(saved), step_specs(new)
-    for i, (old_step, new_step) in enumerate(zip(old_steps, new_steps + [None] * len(old_steps))):
-        if new_step is None:
-            changes.append(f"step {old_step[0]}: dropped")
-        elif old_step != new_step:
-            changes.append(f"step {i + 1} ({old_step[0]}): {old_step[1]!r} -> {new_step[0]}: {new_step[1]!r}")
+def recipe_changes(saved: dict, new: dict, finished: set[str]) -> list[str]:
+    """What ``new`` changes of the ``finished`` steps of the config a recipe was started with (both
+    dumped), and of its name, rules and evaluation once a step has finished: ``"what: old -> new"``
+    for each difference. Steps not yet finished may change; steps may be added."""
+    changes = []
+    if finished:
+        changes += [f"{key}: {saved.get(key)!r} -> {new.get(key)!r}" for key in ("name", "rules", "evaluation")
+                    if saved.get(key) != new.get(key)]
+    new_steps = step_specs(new)
+    for i, (key, spec) in enumerate(step_specs(saved)):
+        if key not in finished:
+            continue
+        if i >= len(new_steps):
+            changes.append(f"step {i + 1} ({key}): dropped")
+        elif new_steps[i] != (key, spec):
+            changes.append(f"step {i + 1} ({key}): {spec!r} -> {new_steps[i][0]}: {new_steps[i][1]!r}")
     return changes
 
 
