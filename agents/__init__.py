@@ -2,9 +2,10 @@
 
 Shipped: ``random``, the heuristic bots ``easy``, ``normal``, ``hard``, the trained policies
 ``ppo-classic`` and ``ppo-two-player`` (``agents/policies``; torch needed: ``pip install .[train]``),
-and two slow Monte Carlo search players (``agents/search.py``): ``search``, over the hard bot, and
-``ppo-classic-search``, which searches over ``ppo-classic`` (its own later cards and passes) with
-the other seats modelled as hard bots.
+and Monte Carlo search players (``agents/search.py``): ``expert``, the fast one, searching the cards
+``ppo-classic`` rates highest over a budget of sampled deals (``expert:N``: N deals), and the slow
+``search``, over the hard bot, and ``ppo-classic-search``, every legal card over 64 deals. The
+search players over ``ppo-classic`` play its passes and model the other seats as hard bots.
 
 Your own code is a spec too: ``FILE.py:NAME`` or ``MODULE:NAME`` names an agent, an agent class or
 factory (given ``rules=``/``seed=`` if it takes them) or a play function; ``make`` runs that code
@@ -82,5 +83,37 @@ def _policy_search(seed):
     return agent
 
 
+#: The ``expert``'s budget knob: sampled deals per decision (``expert:N`` sets it). Its other
+#: settings are fixed: the policy's three most probable cards are searched, and a card the policy
+#: gives 90% or more is played without searching (about half of the card plays with a choice).
+EXPERT_DETERMINIZATIONS = 24
+EXPERT_CANDIDATES = 3
+EXPERT_CONFIDENT = 0.9
+
+
+def _expert(seed, determinizations: int = EXPERT_DETERMINIZATIONS):
+    from .search import SearchAgent
+
+    policy = make("ppo-classic", seed=seed)
+    agent = SearchAgent("classic", rollout="hard", own=policy, base=policy, determinizations=determinizations,
+                        seed=seed, candidates=EXPERT_CANDIDATES, confident=EXPERT_CONFIDENT)
+    agent.name = f"expert({determinizations})"
+    return agent
+
+
+def _expert_with_budget(text: str, seed, rules):
+    """``expert:N``: the expert over N sampled deals per decision."""
+    from hearts_env.rules import Rules
+
+    if not text.isdigit() or not 1 <= int(text) <= 4096:
+        raise AgentSpecError(f"expert:N takes a whole number of sampled deals from 1 to 4096 (e.g. expert:48), "
+                             f"got expert:{text}")
+    if rules is not None and not Rules.resolve(rules).same_game(Rules.preset("classic")):
+        raise AgentSpecError("expert plays the classic rules only (its policy is ppo-classic)")
+    return _expert(seed, int(text))
+
+
 if "ppo-classic" in _installed_policies:
     register("ppo-classic-search", _policy_search, rules="classic", slow=True)
+    register("expert", _expert, rules="classic", slow=True)
+    register_prefix("expert:", _expert_with_budget, argument="N")

@@ -63,6 +63,7 @@ _FACTORIES: dict[str, Callable[[int | None], Agent]] = {}
 _RULES_ONLY: dict[str, str] = {}  # spec -> the rules preset it plays (trained policies)
 _PREFIXES: dict[str, Callable[[str, int | None, object], Agent]] = {}
 _PREFIX_FILES: dict[str, str] = {}  # prefix -> what its PATH names ("checkpoint"), checked before loading
+_PREFIX_ARGUMENTS: dict[str, str] = {}  # prefix -> the word for what follows it in lists of specs
 _SLOW: set[str] = set()  # agents too slow for default line-ups (the search player)
 
 
@@ -78,16 +79,18 @@ def register(name: str, factory: Callable[[int | None], Agent], rules: str | Non
 
 
 def register_prefix(prefix: str, factory: Callable[[str, int | None, object], Agent],
-                    file: str | None = None) -> None:
+                    file: str | None = None, argument: str = "PATH") -> None:
     """Make ``make(prefix + PATH)`` build ``factory(PATH, seed, rules)`` (e.g. ``ckpt:``). ``file``
-    says what PATH names (``"checkpoint"``): a missing file is then reported by its path first."""
+    says what PATH names (``"checkpoint"``): a missing file is then reported by its path first.
+    ``argument``: how lists of specs name what follows the prefix (``expert:N``)."""
     _PREFIXES[prefix] = factory
+    _PREFIX_ARGUMENTS[prefix] = argument
     if file is not None:
         _PREFIX_FILES[prefix] = file
 
 
 def available() -> list[str]:
-    return sorted(_FACTORIES) + [f"{p}PATH" for p in sorted(_PREFIXES)]
+    return sorted(_FACTORIES) + [f"{p}{_PREFIX_ARGUMENTS[p]}" for p in sorted(_PREFIXES)]
 
 
 def builtin(rules=None, slow: bool = False) -> list[str]:

@@ -6,7 +6,11 @@ the suits a seat showed it is void in), plays every legal card in each of them a
 hand with rollout players (by default the hard bot in every seat; the searching seat's own later
 cards may be played by another agent, e.g. the policy being improved), then plays the card with
 the fewest penalty points on average (moon included). Passing, and plays with one legal card, are
-left to a base agent.
+left to a base agent. With a base that reports its odds (a policy), the search can be narrowed to
+the base's most probable cards (``candidates``) and skipped where the base is sure of its card
+(``confident``): the ``expert`` spec searches ``ppo-classic``'s three likeliest cards and leaves it
+the plays it gives 90% or more, about half of them, which makes it several times faster than
+searching every card for a small loss of strength (``docs/strength.md``).
 
 It sees only the observation and the mask, like every agent: the engine states it searches are
 rebuilt from the observation (in relative seats: the seat itself is seat 0), never read from the
@@ -14,8 +18,9 @@ game. Everything is batched: the decisions of a call (``chunk`` at a time), thei
 and candidate cards are rolled out together on the engine, ``ROLLOUT_GAMES`` games at a time, with
 torch (for a policy in the rollouts) on one thread.
 
-It is a strong, slow player (tens of decisions per second where the bots make hundreds of
-thousands): a teacher to imitate and an arena yardstick, not an app opponent. Four-player games
+It is a strong player and a slow one (``expert`` makes hundreds of decisions per second, the
+searches over every card tens, where the bots make hundreds of thousands): an arena yardstick, a
+teacher to imitate, and (``expert``) an app's hardest opponent on a server. Four-player games
 with the whole deck only (nothing is dead, so every unseen card is in a hand).
 """
 
@@ -85,19 +90,28 @@ def one_torch_thread():
 
 class SearchAgent:
     def __init__(self, rules: Rules | str = "classic", rollout="hard", base="hard", own=None,
-                 determinizations: int = 16, seed: int | None = None, chunk: int = 64):
+                 determinizations: int = 16, seed: int | None = None, chunk: int = 64,
+                 candidates: int | None = None, confident: float | None = None):
         """``rollout`` plays the other seats in the rollouts, ``own`` the searching seat's later
         cards (default: ``rollout``), ``base`` the passes and forced plays; each an agent spec or
-        object."""
+        object. With a ``base`` that reports its odds (a policy's ``policy(observation, mask)``),
+        ``candidates`` searches only its most probable legal cards, and ``confident`` plays its
+        card without searching where it gives that card at least this probability."""
         from . import make
 
         self.rules = Rules.resolve(rules)
         if self.rules.num_players != 4 or self.rules.dead_cards or self.rules.deck_size != 52:
             raise ValueError("the search player plays four-player games with the whole 52-card deck only")
+        if determinizations < 1 or (candidates is not None and candidates < 1):
+            raise ValueError(f"determinizations and candidates must be 1 or more, got {determinizations}, {candidates}")
         self.rollout = make(rollout, seed=seed, rules=self.rules)
         self.own = self.rollout if own is None else make(own, seed=seed, rules=self.rules)
         self.base = make(base, seed=seed, rules=self.rules)
+        if (candidates is not None or confident is not None) and not callable(getattr(self.base, "policy", None)):
+            raise ValueError("candidates and confident need a base agent with policy(observation, mask) odds")
         self.determinizations = determinizations
+        self.candidates = candidates
+        self.confident = confident
         self.chunk = chunk
         self.rng = np.random.default_rng(seed)
         self.name = f"search({self.rollout.name}, {determinizations})"
@@ -112,30 +126,55 @@ class SearchAgent:
     def _act(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
         observation = np.asarray(observation, dtype=np.float32).reshape(-1, OBS_DIM)
         action_mask = np.asarray(action_mask, dtype=bool).reshape(-1, 52)
-        actions = np.asarray(self.base.act(observation, action_mask), dtype=np.int64).copy()
+        searched = action_mask
+        if self.candidates is not None or self.confident is not None:
+            actions, odds = self.base.policy(observation, action_mask)
+            searched = self._candidates(action_mask, odds, actions)
+        else:
+            actions = self.base.act(observation, action_mask)
+        actions = np.asarray(actions, dtype=np.int64).copy()
         pieces = decode(observation)
-        choice = (pieces["phase"][:, 1] > 0) & (action_mask.sum(axis=1) > 1)
+        choice = (pieces["phase"][:, 1] > 0) & (searched.sum(axis=1) > 1)
         rows = choice.nonzero()[0]
         for start in range(0, rows.size, self.chunk):
             part = rows[start:start + self.chunk]
-            actions[part] = self.search(observation[part], action_mask[part], actions[part])
+            actions[part] = self.search(observation[part], action_mask[part], actions[part], searched[part])
         return actions
+
+    def _candidates(self, mask: np.ndarray, odds: np.ndarray, chosen: np.ndarray) -> np.ndarray:
+        """``[N, 52]`` the legal cards worth searching: the base's ``chosen`` card and the
+        ``candidates`` most probable under its ``odds``; only its card where it is ``confident``."""
+        odds = np.where(mask, odds, -1.0)
+        keep = mask.copy()
+        if self.candidates is not None and self.candidates < 52:
+            rank = np.argsort(-odds, axis=1, kind="stable")
+            keep = np.zeros_like(mask)
+            np.put_along_axis(keep, rank[:, :self.candidates], True, axis=1)
+            keep &= mask
+        if self.confident is not None:
+            keep[odds.max(axis=1) >= self.confident] = False
+        keep[np.arange(len(mask)), chosen] = True
+        return keep
 
     # ---- one batch of decisions ---------------------------------------------------------------
 
-    def search(self, observation: np.ndarray, mask: np.ndarray, default: np.ndarray) -> np.ndarray:
-        """The best card of each decision (``default`` wins ties)."""
-        values = self.card_values(observation, mask)
+    def search(self, observation: np.ndarray, mask: np.ndarray, default: np.ndarray,
+               candidates: np.ndarray | None = None) -> np.ndarray:
+        """The best card of each decision among ``candidates`` (default: every legal card;
+        ``default`` wins ties)."""
+        values = self.card_values(observation, mask, candidates)
         values += 1e-6 * (np.arange(52)[None, :] != default[:, None])  # ties: keep the base agent's card
         return values.argmin(axis=1)
 
-    def card_values(self, observation: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """``[B, 52]`` mean penalty points of the hand after playing each legal card (inf: illegal)."""
+    def card_values(self, observation: np.ndarray, mask: np.ndarray,
+                    candidates: np.ndarray | None = None) -> np.ndarray:
+        """``[B, 52]`` mean penalty points of the hand after playing each of the ``candidates``
+        (default: every legal card; inf elsewhere)."""
         b, k = observation.shape[0], self.determinizations
         worlds = self.determinize(observation, mask, k)  # decision b's worlds are rows b*K .. b*K+K-1
-        # Candidate rows: every legal card of decision b in each of its K worlds (the same K worlds
-        # for every card, so the cards are compared on common deals).
-        decision, card = np.nonzero(mask)
+        # Candidate rows: every candidate card of decision b in each of its K worlds (the same K
+        # worlds for every card, so the cards are compared on common deals).
+        decision, card = np.nonzero(mask if candidates is None else candidates & mask)
         world = (decision[:, None] * k + np.arange(k)[None, :]).reshape(-1)
         state = worlds.take(world)
         engine.step_inplace(state, np.repeat(card, k))

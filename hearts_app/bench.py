@@ -12,9 +12,9 @@
   learner's steps/s;
 * ``agent:SPEC``: moves/s of each agent (random, easy, normal, hard) deciding for a batch of
   observations taken from random mid-hand states (its decisions/s column); a search player
-  (``ppo-classic-search`` by default, ``search``), far slower, decides at its default budget for
-  a fixed batch of ``SEARCH_DECISIONS`` real card plays with a choice, taken from games of hard
-  bots (about what it gets per call in an arena of a few dozen deals);
+  (``expert`` and ``ppo-classic-search`` by default, ``search``, ``expert:N``), far slower, decides
+  at its budget for a fixed batch of ``SEARCH_DECISIONS`` real card plays with a choice, taken from
+  games of hard bots (a head-to-head arena of 2,000 deals asks it for about 170 per call);
 * ``open_spiel`` / ``open_spiel+obs``: OpenSpiel's ``hearts`` driven by a Python loop, without and
   with ``information_state_tensor`` on every decision (only when ``pyspiel`` is installed).
 
@@ -42,10 +42,11 @@ from hearts_env.rules import Rules
 
 DEFAULT_BATCH_SIZES = (1, 64, 1024, 8192)
 FAST_AGENTS = ("random", "easy", "normal", "hard")
-#: Search players measured by default, when installed (ppo-classic-search needs its policy file).
-SEARCH_AGENTS = ("ppo-classic-search",)
-#: Card-play decisions in the search players' batch.
-SEARCH_DECISIONS = 16
+#: Search players measured by default, when installed (they need the ppo-classic policy file).
+SEARCH_AGENTS = ("expert", "ppo-classic-search")
+#: Card-play decisions in the search players' batch (fewer than an arena's calls hold: a search
+#: makes more decisions per second in larger batches).
+SEARCH_DECISIONS = 128
 
 
 def default_agents() -> tuple[str, ...]:
@@ -56,10 +57,11 @@ def default_agents() -> tuple[str, ...]:
 
 
 def is_search_agent(spec: str) -> bool:
-    """A registered slow agent (a search player): measured on ``SEARCH_DECISIONS`` decisions."""
+    """A registered slow agent (a search player, ``expert:N`` too): measured on ``SEARCH_DECISIONS``
+    decisions."""
     from agents import builtin
 
-    return spec in set(builtin(slow=True)) - set(builtin())
+    return spec in set(builtin(slow=True)) - set(builtin()) or spec.startswith("expert:")
 
 
 @dataclasses.dataclass
@@ -336,7 +338,7 @@ def run(
     progress=None,
 ) -> list[BenchResult]:
     """Every measure; ``agent_specs`` default :func:`default_agents`."""
-    from agents import builtin
+    from agents import AgentSpecError, make
 
     say = progress or (lambda message: None)
     results = []
@@ -368,7 +370,9 @@ def run(
     for spec in agent_specs:
         if not is_search_agent(spec):
             continue
-        if spec not in builtin(rules, slow=True):
+        try:
+            make(spec, rules=rules)
+        except AgentSpecError:
             say(f"{spec} skipped: it does not play rules '{rules.name}'")
             continue
         say(f"search player {spec} on {SEARCH_DECISIONS} card plays")

@@ -47,8 +47,8 @@ def _add_bench_arguments(parser: argparse.ArgumentParser, seconds: float) -> Non
     parser.add_argument("--no-envs", action="store_true", help="skip the PettingZoo and Gymnasium env measurements")
     parser.add_argument("--agents", default=",".join(bench.default_agents()), metavar="SPEC,SPEC,...",
                         help="agents whose decisions/s to measure (default %(default)s; '' for none); a search "
-                             f"player (search, ppo-classic-search) decides for {bench.SEARCH_DECISIONS} card plays "
-                             "at its default budget")
+                             f"player (expert, expert:N, search, ppo-classic-search) decides for {bench.SEARCH_DECISIONS} card "
+                             "plays with a choice at its budget")
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -228,7 +228,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     arena.add_argument("agents", nargs="*", metavar="AGENT",
                        help="agent specs: random, easy, normal, hard, ppo-classic, ppo-two-player, "
-                       "search and ppo-classic-search (slow), ckpt:PATH, onnx:PATH")
+                       "expert, expert:N, search and ppo-classic-search (search players, slower), ckpt:PATH, onnx:PATH")
     arena.add_argument("--vs", metavar="OPPONENT",
                        help="opponent in the other seats (head2head, or fills a table)")
     arena.add_argument("--format", choices=("head2head", "table", "roundrobin"),

@@ -26,7 +26,7 @@ def choice(level, state):
 def test_specs_are_registered():
     assert {"random", "easy", "normal", "hard"} <= set(available())
     with pytest.raises(ValueError, match="unknown agent spec"):
-        make("expert")
+        make("grandmaster")
 
 
 # ---- easy ------------------------------------------------------------------------------------

@@ -177,6 +177,7 @@ PINNED_VALUES = [[3.25, 3.25], [13.875, 13.875, 13.875, 13.875, 12.0],
                  [1.875, 1.875, 1.5, 1.5, 2.5, 2.5, 2.5, 1.625, 1.625, 1.625],
                  [12.625, 12.625, 12.625, 13.5, 18.125, 16.25, 16.25, 16.25, 17.375, 18.625, 18.625]]
 PINNED_POLICY_SEARCH = [1, 7, 18, 4, 48, 46, 39, 21, 7, 45, 1, 2, 23, 23, 43, 10]
+PINNED_EXPERT = [5, 12, 20, 2, 47, 46, 44, 3, 7, 45, 1, 2, 24, 23, 43, 24]
 
 
 @pytest.fixture(scope="module")
@@ -211,6 +212,42 @@ def test_the_policy_search_plays_the_pinned_cards(pinned_decisions):
     assert make("ppo-classic-search", seed=0).act(obs[:16], mask[:16]).tolist() == PINNED_POLICY_SEARCH
 
 
+def test_the_expert_plays_the_pinned_cards(pinned_decisions):
+    pytest.importorskip("torch")
+    obs, mask = pinned_decisions
+    assert make("expert", seed=0).act(obs[:16], mask[:16]).tolist() == PINNED_EXPERT
+
+
+def test_the_expert_searches_only_the_cards_its_policy_rates_highest(pinned_decisions):
+    pytest.importorskip("torch")
+    from agents import EXPERT_CANDIDATES, EXPERT_CONFIDENT, EXPERT_DETERMINIZATIONS
+
+    obs, mask = pinned_decisions
+    expert = make("expert", seed=0)
+    assert (expert.determinizations, expert.candidates, expert.confident) == (
+        EXPERT_DETERMINIZATIONS, EXPERT_CANDIDATES, EXPERT_CONFIDENT)
+    policy_cards, odds = expert.base.policy(obs, mask)
+    searched = expert._candidates(mask, odds, policy_cards)
+    rows = np.arange(len(obs))
+    legal_odds = np.where(mask, odds, -1.0)
+    top = np.zeros_like(mask)
+    np.put_along_axis(top, np.argsort(-legal_odds, axis=1)[:, :EXPERT_CANDIDATES], True, axis=1)
+    sure = legal_odds.max(axis=1) >= EXPERT_CONFIDENT
+    assert sure.any() and (~sure).any()
+    assert (searched[sure].sum(axis=1) == 1).all() and searched[rows, policy_cards].all()
+    assert np.array_equal(searched[~sure], (top & mask)[~sure])
+    actions = make("expert", seed=0).act(obs, mask)
+    assert searched[rows, actions].all() and np.array_equal(actions[sure], policy_cards[sure])
+    assert make("expert:8", seed=0).determinizations == 8
+    for spec in ("expert:0", "expert:x", "expert:1e3"):
+        with pytest.raises(ValueError, match="expert:N takes a whole number"):
+            make(spec)
+    with pytest.raises(ValueError, match="classic"):
+        make("expert:8", rules="two_player")
+    with pytest.raises(ValueError, match="odds"):
+        SearchAgent(CLASSIC, base="hard", candidates=2)
+
+
 def test_hearts_bench_measures_the_search_player_on_real_card_plays():
     from hearts_app import bench
 
@@ -221,8 +258,9 @@ def test_hearts_bench_measures_the_search_player_on_real_card_plays():
     result = bench.bench_search(CLASSIC, "search", seconds=0)
     assert (result.name, result.batch_size) == ("agent:search", bench.SEARCH_DECISIONS)
     assert result.decisions_per_s > 0
-    assert bench.is_search_agent("search") and not bench.is_search_agent("hard")
-    assert ("ppo-classic-search" in bench.default_agents()) == ("ppo-classic-search" in builtin(slow=True))
+    assert bench.is_search_agent("search") and bench.is_search_agent("expert:8") and not bench.is_search_agent("hard")
+    for spec in ("expert", "ppo-classic-search"):
+        assert (spec in bench.default_agents()) == (spec in builtin(slow=True))
     # Rules it does not play: skipped with a word, not a crash.
     said = []
     results = bench.run(he.Rules.preset("two_player"), batch_sizes=(2,), seconds=0, with_open_spiel=False,
