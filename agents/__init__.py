@@ -16,7 +16,7 @@ that build agents from specs read from files that may come from anyone (a saved 
 from . import heuristic, random_agent  # noqa: F401  (register "easy", "normal", "hard", "random")
 from pathlib import Path
 
-from .base import (Agent, AgentSpecError, FunctionAgent, available, builtin, is_code_spec, make, register,
+from .base import (Agent, AgentSpecError, FunctionAgent, available, builtin, is_code_spec, is_slow, make, register,
                    register_prefix)
 
 #: Trained policies shipped with the project: spec -> (file under agents/policies, rules preset).
@@ -57,7 +57,7 @@ for _spec, (_file, _preset) in SHIPPED_POLICIES.items():
         _installed_policies.add(_spec)
 
 __all__ = ["Agent", "AgentSpecError", "FunctionAgent", "SHIPPED_POLICIES", "available", "builtin", "is_code_spec",
-           "make", "register", "register_prefix"]
+           "is_slow", "make", "register", "register_prefix"]
 
 
 def _search(seed):
@@ -116,4 +116,4 @@ def _expert_with_budget(text: str, seed, rules):
 if "ppo-classic" in _installed_policies:
     register("ppo-classic-search", _policy_search, rules="classic", slow=True)
     register("expert", _expert, rules="classic", slow=True)
-    register_prefix("expert:", _expert_with_budget, argument="N")
+    register_prefix("expert:", _expert_with_budget, argument="N", slow=True)

@@ -64,7 +64,8 @@ _RULES_ONLY: dict[str, str] = {}  # spec -> the rules preset it plays (trained p
 _PREFIXES: dict[str, Callable[[str, int | None, object], Agent]] = {}
 _PREFIX_FILES: dict[str, str] = {}  # prefix -> what its PATH names ("checkpoint"), checked before loading
 _PREFIX_ARGUMENTS: dict[str, str] = {}  # prefix -> the word for what follows it in lists of specs
-_SLOW: set[str] = set()  # agents too slow for default line-ups (the search player)
+_SLOW: set[str] = set()  # agents too slow for default line-ups (the search players)
+_SLOW_PREFIXES: set[str] = set()  # prefixes whose agents are (expert:N)
 
 
 def register(name: str, factory: Callable[[int | None], Agent], rules: str | None = None,
@@ -79,12 +80,24 @@ def register(name: str, factory: Callable[[int | None], Agent], rules: str | Non
 
 
 def register_prefix(prefix: str, factory: Callable[[str, int | None, object], Agent],
-                    file: str | None = None, argument: str = "PATH") -> None:
+                    file: str | None = None, argument: str = "PATH", slow: bool = False) -> None:
     """Make ``make(prefix + PATH)`` build ``factory(PATH, seed, rules)`` (e.g. ``ckpt:``). ``file``
     says what PATH names (``"checkpoint"``): a missing file is then reported by its path first.
-    ``argument``: how lists of specs name what follows the prefix (``expert:N``)."""
+    ``argument``: how lists of specs name what follows the prefix (``expert:N``); ``slow``: its
+    agents are search players (:func:`is_slow`)."""
     _PREFIXES[prefix] = factory
     _PREFIX_ARGUMENTS[prefix] = argument
+    if slow:
+        _SLOW_PREFIXES.add(prefix)
+
+
+def is_slow(spec) -> bool:
+    """Whether a spec names a search player (registered slow, by name or prefix): too slow to play
+    inside other searches or rollouts, and measured apart by ``hearts bench``."""
+    if not isinstance(spec, str):
+        return False
+    text = spec.strip()
+    return text in _SLOW or _prefix_of(text) in _SLOW_PREFIXES
     if file is not None:
         _PREFIX_FILES[prefix] = file
 

@@ -57,11 +57,10 @@ def default_agents() -> tuple[str, ...]:
 
 
 def is_search_agent(spec: str) -> bool:
-    """A registered slow agent (a search player, ``expert:N`` too): measured on ``SEARCH_DECISIONS``
-    decisions."""
-    from agents import builtin
+    """A search player (``expert:N`` too): measured on ``SEARCH_DECISIONS`` decisions."""
+    from agents import is_slow
 
-    return spec in set(builtin(slow=True)) - set(builtin()) or spec.startswith("expert:")
+    return is_slow(spec)
 
 
 @dataclasses.dataclass
@@ -372,8 +371,8 @@ def run(
             continue
         try:
             make(spec, rules=rules)
-        except AgentSpecError:
-            say(f"{spec} skipped: it does not play rules '{rules.name}'")
+        except AgentSpecError as err:  # (rules it does not play, a policy file not installed, a typo)
+            say(f"{spec} skipped: {err}")
             continue
         say(f"search player {spec} on {SEARCH_DECISIONS} card plays")
         results.append(bench_search(rules, spec, seconds))

@@ -108,13 +108,13 @@ def run_collect(args: argparse.Namespace) -> int:
                          "labelled (the search teacher labels card plays only)")
     if Path(args.out).exists() and not Path(args.out).is_dir():
         raise UsageError(f"--out {args.out} is a file; name a folder for the shards")
-    from agents import builtin, make
+    from agents import is_slow, make
 
     try:
         make(args.opponent, rules="classic")
     except ValueError as err:
         raise UsageError(f"--opponent {args.opponent!r}: {err}") from None
-    if args.opponent in builtin(slow=True) and args.opponent not in builtin():
+    if is_slow(args.opponent):
         raise UsageError(f"--opponent {args.opponent!r} is a slow searching player; pick a bot or a policy")
     jobs = [(args.student, args.out, args.hands, args.seed + w, args.tables, args.determinizations, args.opponent,
              args.teacher, args.pass_labels, args.card_labels) for w in range(args.workers)]

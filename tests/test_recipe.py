@@ -59,6 +59,7 @@ stages:
     (("budgets: [100]}", "budgets: [100], set: {eval_opponents: [hardd]}}"), "eval_opponents: .*hardd"),
     (("{seed: 1, hands: 4}", "{seed: 1, hands: 4}, {seed: 1, hands: 8}"), "its own seed"),
     (("name: b", "name: evaluation"), "the recipe's folder uses this name"),
+    (("temperature: 0.5", "temperature: 0.5, opponent: search"), "a search player"),
 ])
 def test_bad_recipes_are_refused_by_name(tmp_path, edit, words):
     load_recipe(write(tmp_path, GOOD))
@@ -92,6 +93,32 @@ def test_a_started_recipe_keeps_its_finished_steps(tmp_path):
     (tmp_path / "runs" / "r" / "recipe.json").write_text("{not json")
     with pytest.raises(ConfigError, match="is not a recipe's state"):
         Recipe(load_recipe(write(tmp_path, GOOD)), tmp_path, tmp_path / "runs")
+
+
+def test_a_round_changed_after_a_kill_starts_afresh(tmp_path, monkeypatch):
+    """A round interrupted after its collection and then changed does not fit the old shards."""
+    import train.distill
+
+    tiny = GOOD.replace("budgets: [100]}", "budgets: [100], set: {num_tables: 16, imitation: {teacher: null}, "
+                                           "eval_every: 0}}").replace("temperature: 0.5", "temperature: 0.5, tables: 4")
+    fit = train.distill.fit
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    logged = []
+    recipe = lambda text: Recipe(load_recipe(write(tmp_path, text)), tmp_path, tmp_path / "runs",  # noqa: E731
+                                 workers=1, progress=False, log=logged.append)
+    monkeypatch.setattr(train.distill, "fit", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        recipe(tiny).run()
+    shards = tmp_path / "runs" / "r" / "b" / "round1" / "data"
+    assert len(list(shards.glob("shard_1_*.npz"))) == 1
+    monkeypatch.setattr(train.distill, "fit", fit)
+    summary = recipe(tiny.replace("seed: 1, hands: 4", "seed: 7, hands: 4")).run()
+    assert any("starting it afresh" in line for line in logged)
+    assert list(summary["steps"]) == ["a", "b/round1"]
+    assert '"seed": 7' in (tmp_path / "runs" / "r" / "b" / "round1" / "round.json").read_text()
 
 
 def test_recipe_command_errors_are_one_line(tmp_path):

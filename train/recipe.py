@@ -31,6 +31,7 @@ arena's head-to-head against each of ``evaluation.opponents``); the mean over th
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import shutil
 import signal
@@ -70,7 +71,7 @@ def _folder_name(value: str) -> str:
 #: A name that is one folder, so a recipe stays inside its runs directory.
 FolderName = Annotated[str, AfterValidator(_folder_name)]
 #: What a recipe's folder holds beside its stages' folders.
-RECIPE_FILES = ("evaluation", "policy.pt", "recipe.json", "recipe.log")
+RECIPE_FILES = ("evaluation", "policy.pt", "policy.tmp", "recipe.json", "recipe.log", "recipe.tmp")
 
 
 class PPOStage(_Strict):
@@ -187,7 +188,7 @@ def load_recipe(path: str | Path) -> RecipeConfig:
 def check_recipe_agents(recipe: RecipeConfig, folder: Path) -> None:
     """Build every training config and agent the recipe names, so that a typo fails before any
     work (not hours in, at the step that uses it)."""
-    from agents import AgentSpecError, make
+    from agents import AgentSpecError, is_slow, make
 
     rules = recipe.rules_value
     for stage in recipe.stages:
@@ -195,10 +196,14 @@ def check_recipe_agents(recipe: RecipeConfig, folder: Path) -> None:
             check_agents(stage_config(recipe, stage, folder, start=None))
         else:
             for index, spec in enumerate(stage.rounds):
+                where = f"stages.{stage.name}.rounds.{index}.opponent"
+                if is_slow(spec.opponent):
+                    raise ConfigError(f"{where}: {spec.opponent!r} is a search player, too slow to play in every "
+                                      f"rollout; pick a bot or a policy")
                 try:
                     make(spec.opponent, rules=rules)
                 except AgentSpecError as err:
-                    raise ConfigError(f"stages.{stage.name}.rounds.{index}.opponent: {err}") from None
+                    raise ConfigError(f"{where}: {err}") from None
     for spec in recipe.evaluation.opponents:
         try:
             make(spec, rules=rules)
@@ -247,7 +252,7 @@ class Recipe:
         ``train_evaluate``: a PPO run's own periodic evaluation (see :class:`train.ppo.Run`)."""
         self.config = config
         self.config_folder = Path(config_folder)
-        self.dir = Path(runs_dir) / config.name
+        self.dir = (Path(runs_dir) / config.name).resolve()  # (recorded paths stay valid from any folder)
         self.workers = workers
         self.evaluate = evaluate
         self.train_evaluate = train_evaluate
@@ -368,6 +373,16 @@ class Recipe:
         spec = stage.rounds[index]
         folder = self.dir / stage.name / f"round{index + 1}"
         out, data = folder / "policy.pt", folder / "data"
+        # What this round is: a folder left by a round with other settings or another student (the
+        # config changed, or a stage was inserted before it) is cleared, not mixed into this one.
+        identity = json.dumps({"round": spec.model_dump(), "student": str(start),
+                               "rules": self.config.rules_value.to_dict()}, indent=2, sort_keys=True)
+        record = folder / "round.json"
+        if folder.is_dir() and (not record.is_file() or record.read_text() != identity):
+            self.log(f"{stage.name} round {index + 1}: {folder} holds a round with other settings; starting it afresh")
+            shutil.rmtree(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        record.write_text(identity)
         if out.is_file():  # fitted before a kill that came before its evaluation
             if not spec.keep_data:
                 shutil.rmtree(data, ignore_errors=True)
@@ -377,8 +392,10 @@ class Recipe:
         self.log(f"{stage.name} round {index + 1}: collecting {sum(c.hands for c in spec.collections):,} hands "
                  f"of {start} in {data}")
         if self.workers > 1 and len(jobs) > 1:
+            # fork: the workers are this process's children (_die_with_parent checks it), whatever the
+            # platform's default start method (forkserver on newer Pythons).
             with ProcessPoolExecutor(max_workers=min(self.workers, len(jobs)), initializer=_die_with_parent,
-                                     initargs=(os.getpid(),)) as pool:
+                                     initargs=(os.getpid(),), mp_context=multiprocessing.get_context("fork")) as pool:
                 list(pool.map(_collect, jobs))
         else:
             for job in jobs:
