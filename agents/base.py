@@ -87,6 +87,8 @@ def register_prefix(prefix: str, factory: Callable[[str, int | None, object], Ag
     agents are search players (:func:`is_slow`)."""
     _PREFIXES[prefix] = factory
     _PREFIX_ARGUMENTS[prefix] = argument
+    if file is not None:
+        _PREFIX_FILES[prefix] = file
     if slow:
         _SLOW_PREFIXES.add(prefix)
 
@@ -98,8 +100,6 @@ def is_slow(spec) -> bool:
         return False
     text = spec.strip()
     return text in _SLOW or _prefix_of(text) in _SLOW_PREFIXES
-    if file is not None:
-        _PREFIX_FILES[prefix] = file
 
 
 def available() -> list[str]:

@@ -27,6 +27,7 @@ def test_shipped_recipes_validate():
              for path in sorted(RECIPES.glob("*.yaml"))}
     assert steps["smoke.yaml"] == ["selfplay", "vs_hard", "improve/round1", "improve/round2"]
     assert len(steps["classic.yaml"]) == 2 + 16  # two PPO stages, sixteen improvement rounds
+    assert steps["two_player.yaml"] == ["selfplay"]
 
 
 def write(tmp_path, text: str) -> Path:
