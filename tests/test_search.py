@@ -68,6 +68,26 @@ def test_hidden_cards_do_not_change_the_choice():
     assert compared >= 3
 
 
+@settings(max_examples=5, deadline=None)
+@given(steps=st.integers(0, 200), seed=st.integers(0, 2**32 - 1))
+def test_the_expert_plays_legal_cards_and_hidden_cards_do_not_change_them(steps, seed):
+    """Every phase (passes, forced and searched plays): a legal card, the same for a state whose
+    hidden cards were re-dealt."""
+    pytest.importorskip("torch")
+    state = random_states(CLASSIC, 12, steps, seed)
+    live = ~state.done
+    obs, mask = observe(state)[live], he.legal_mask(state)[live]
+    actions = make("expert:4", seed=1).act(obs, mask)
+    assert mask[np.arange(len(actions)), actions].all()
+    rng = np.random.default_rng(seed)
+    for g in np.flatnonzero(live)[:3]:
+        other = relabel_hidden(state, g, state.current_player[g], rng)
+        if other is not None:
+            mine = state.take([g])
+            a = make("expert:4", seed=2).act(observe(mine), he.legal_mask(mine))
+            assert a.tolist() == make("expert:4", seed=2).act(observe(other), he.legal_mask(other)).tolist()
+
+
 def queen_position():
     """Seat 0 to play last on a spade trick with Q♠ on it, holding K♠ and 2♠."""
     state = game(CLASSIC, {0: "2C KS 2S 3D 4D 5D 6D 3H 4H 5H 6H 7H 8H",
