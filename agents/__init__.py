@@ -103,17 +103,13 @@ def _expert(seed, determinizations: int = EXPERT_DETERMINIZATIONS):
 
 def _expert_with_budget(text: str, seed, rules):
     """``expert:N``: the expert over N sampled deals per decision."""
-    from hearts_env.rules import Rules
-
     if not text.isdigit() or not 1 <= int(text) <= 4096:
         raise AgentSpecError(f"expert:N takes a whole number of sampled deals from 1 to 4096 (e.g. expert:48), "
                              f"got expert:{text}")
-    if rules is not None and not Rules.resolve(rules).same_game(Rules.preset("classic")):
-        raise AgentSpecError("expert plays the classic rules only (its policy is ppo-classic)")
     return _expert(seed, int(text))
 
 
 if "ppo-classic" in _installed_policies:
     register("ppo-classic-search", _policy_search, rules="classic", slow=True)
     register("expert", _expert, rules="classic", slow=True)
-    register_prefix("expert:", _expert_with_budget, argument="N", slow=True)
+    register_prefix("expert:", _expert_with_budget, argument="N", slow=True, rules="classic")

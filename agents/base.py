@@ -80,13 +80,17 @@ def register(name: str, factory: Callable[[int | None], Agent], rules: str | Non
 
 
 def register_prefix(prefix: str, factory: Callable[[str, int | None, object], Agent],
-                    file: str | None = None, argument: str = "PATH", slow: bool = False) -> None:
+                    file: str | None = None, argument: str = "PATH", slow: bool = False,
+                    rules: str | None = None) -> None:
     """Make ``make(prefix + PATH)`` build ``factory(PATH, seed, rules)`` (e.g. ``ckpt:``). ``file``
     says what PATH names (``"checkpoint"``): a missing file is then reported by its path first.
     ``argument``: how lists of specs name what follows the prefix (``expert:N``); ``slow``: its
-    agents are search players (:func:`is_slow`)."""
+    agents are search players (:func:`is_slow`); ``rules``: the only preset its agents play, as
+    for :func:`register`."""
     _PREFIXES[prefix] = factory
     _PREFIX_ARGUMENTS[prefix] = argument
+    if rules is not None:
+        _RULES_ONLY[prefix] = rules
     if file is not None:
         _PREFIX_FILES[prefix] = file
     if slow:
@@ -114,8 +118,9 @@ def builtin(rules=None, slow: bool = False) -> list[str]:
             if (rules is None or _RULES_ONLY.get(spec, name) == name) and (slow or spec not in _SLOW)]
 
 
-def _check_plays(name: str, rules) -> None:
-    """Refuse a trained policy for rules other than the ones it was trained for."""
+def _check_plays(name: str, rules, label: str | None = None) -> None:
+    """Refuse an agent registered (by ``name`` or prefix) for one preset, e.g. a trained policy, for
+    other rules; ``label``: the spec as the user wrote it (default ``name``)."""
     required = _RULES_ONLY.get(name)
     if required is None or rules is None:
         return
@@ -123,7 +128,7 @@ def _check_plays(name: str, rules) -> None:
 
     if not Rules.preset(required).same_game(rules):
         raise AgentSpecError(
-            f"{name} was trained for the '{required}' rules and cannot play '{getattr(rules, 'name', rules)}'"
+            f"{label or name} was trained for the '{required}' rules and cannot play '{getattr(rules, 'name', rules)}'"
         )
 
 
@@ -165,6 +170,14 @@ def _from_text(spec: str, seed: int | None, rules) -> Agent:
         path = text[len(prefix):]
         if prefix in _PREFIX_FILES and not Path(path).is_file():
             raise AgentSpecError(f"agent {spec!r}: {_PREFIX_FILES[prefix]} file not found: {path}")
+        _check_plays(prefix, rules, label=text)
+        if isinstance(rules, str):  # a preset name: the factories (checkpoint checks) take Rules
+            from hearts_env.rules import Rules, RulesError
+
+            try:
+                rules = Rules.resolve(rules)
+            except RulesError as err:
+                raise AgentSpecError(f"agent {spec!r}: {err}") from None
         build = lambda: _PREFIXES[prefix](path, seed, rules)  # noqa: E731
     try:
         return build()

@@ -817,20 +817,27 @@ def round_robin(pool: Sequence[Any], rules: Rules | None = None, **kw) -> ArenaR
     return run(round_robin_plan(rules, pool, seed=run_kw.get("seed", 0), **plan_kw), **run_kw)
 
 
+def head_to_heads(agent: Any, opponents: Sequence[Any], rules: Rules, **kw) -> dict[str, dict[str, float]]:
+    """``{opponent: {"mean", "low", "high"}}``: points per hand of ``agent`` against three copies of
+    each opponent, one head-to-head each (keyword arguments as :func:`head_to_head`)."""
+    out = {}
+    for opponent in opponents:
+        points = head_to_head(("candidate", agent), opponent, rules, **kw).row("candidate")["points_per_hand"]
+        out[opponent] = {key: float(points[key]) for key in ("mean", "low", "high")}
+    return out
+
+
 def training_evaluation(agent: Any, config: Any) -> dict[str, float]:
     """Points per hand of ``agent`` against three copies of each of a training config's
     ``eval_opponents``, on ``eval_deals`` deals (what ``train.ppo.Run`` logs as ``eval/``)."""
-    out = {}
-    for opponent in config.eval_opponents:
-        result = head_to_head(("current", agent), opponent, config.rules_value, deals=config.eval_deals,
-                              seed=config.seed, workers=1, progress=False)
-        out[opponent] = float(result.row("current")["points_per_hand"]["mean"])
-    return out
+    found = head_to_heads(agent, config.eval_opponents, config.rules_value, deals=config.eval_deals,
+                          seed=config.seed, workers=1, progress=False)
+    return {opponent: points["mean"] for opponent, points in found.items()}
 
 
 __all__ = [
     "AgentSpecError", "ArenaError", "ArenaResult", "CHUNK_DEALS", "Entrant", "Games", "Plan", "head_to_head",
-    "head_to_head_plan", "mixed_table", "make_entrants", "resolve_agent", "round_robin", "round_robin_plan",
-    "run", "summarize", "table_plan", "training_evaluation", "BACKENDS", "RUN_KEYS", "UnitStore", "plan_hash",
-    "spec_files",
+    "head_to_head_plan", "head_to_heads", "mixed_table", "make_entrants", "resolve_agent", "round_robin",
+    "round_robin_plan", "run", "summarize", "table_plan", "training_evaluation", "BACKENDS", "RUN_KEYS",
+    "UnitStore", "plan_hash", "spec_files",
 ]

@@ -337,7 +337,7 @@ def run(
     progress=None,
 ) -> list[BenchResult]:
     """Every measure; ``agent_specs`` default :func:`default_agents`."""
-    from agents import AgentSpecError, make
+    from agents import AgentSpecError
 
     say = progress or (lambda message: None)
     results = []
@@ -369,13 +369,11 @@ def run(
     for spec in agent_specs:
         if not is_search_agent(spec):
             continue
+        say(f"search player {spec} on {SEARCH_DECISIONS} card plays")
         try:
-            make(spec, rules=rules)
+            results.append(bench_search(rules, spec, seconds))
         except AgentSpecError as err:  # (rules it does not play, a policy file not installed, a typo)
             say(f"{spec} skipped: {err}")
-            continue
-        say(f"search player {spec} on {SEARCH_DECISIONS} card plays")
-        results.append(bench_search(rules, spec, seconds))
     if with_open_spiel and rules.num_players == 4:
         for with_obs in (False, True):
             say("OpenSpiel hearts" + (" with information_state_tensor" if with_obs else ""))

@@ -41,11 +41,15 @@ def run_command(args: argparse.Namespace) -> int:
         config = load_recipe(args.config)
     except ConfigError as err:
         raise UsageError(str(err)) from None
-    from eval.arena import training_evaluation
+    from eval.arena import head_to_heads, training_evaluation
     from train.recipe import Recipe
 
     def evaluate(policy, rules, evaluation):
-        return policy_evaluation(policy, rules, evaluation, args.workers, not args.no_progress)
+        """The policy file against each of ``evaluation.opponents``."""
+        found = head_to_heads(f"ckpt:{policy}", evaluation.opponents, rules, deals=evaluation.deals,
+                              seed=evaluation.seed, workers=args.workers, progress=not args.no_progress)
+        return {opponent: {key: round(value, 4) for key, value in points.items()}
+                for opponent, points in found.items()}
 
     try:
         recipe = Recipe(config, Path(args.config).parent, runs_dir=args.runs_dir, workers=args.workers,
@@ -58,16 +62,3 @@ def run_command(args: argparse.Namespace) -> int:
     print(json.dumps(summary, indent=2))
     return 0
 
-
-def policy_evaluation(policy, rules, evaluation, workers: int, progress: bool) -> dict:
-    """Points per hand (mean and 95% interval) of a policy file against three copies of each of
-    ``evaluation.opponents``."""
-    from eval.arena import head_to_head
-
-    out = {}
-    for opponent in evaluation.opponents:
-        result = head_to_head(("policy", f"ckpt:{policy}"), opponent, rules, deals=evaluation.deals,
-                              seed=evaluation.seed, workers=workers, progress=progress)
-        points = result.row("policy")["points_per_hand"]
-        out[opponent] = {key: round(float(points[key]), 4) for key in ("mean", "low", "high")}
-    return out

@@ -32,6 +32,11 @@ def test_shipped_policy_plays_legal_cards_for_its_rules(spec):
     other = "two_player" if preset == "classic" else "classic"
     with pytest.raises(ValueError, match="trained for"):
         make(spec, rules=he.Rules.preset(other))
+    # The same by file, the rules named by their preset: refused, naming both.
+    with pytest.raises(ValueError, match=f"trained for rules '{preset}'.*the game here uses rules '{other}'"):
+        make(f"ckpt:{POLICIES / filename}", rules=other)
+    with pytest.raises(ValueError, match="unknown rules preset 'speedy'"):
+        make(f"ckpt:{POLICIES / filename}", rules="speedy")
 
 
 def test_committed_export_of_the_classic_policy_matches_its_checkpoint():

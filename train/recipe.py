@@ -190,25 +190,24 @@ def check_recipe_agents(recipe: RecipeConfig, folder: Path) -> None:
     work (not hours in, at the step that uses it)."""
     from agents import AgentSpecError, is_slow, make
 
-    rules = recipe.rules_value
+    def build(spec: str, where: str) -> None:
+        try:
+            make(spec, rules=recipe.rules_value)
+        except AgentSpecError as err:
+            raise ConfigError(f"{where}: {err}") from None
+
     for stage in recipe.stages:
         if stage.kind == "ppo":
             check_agents(stage_config(recipe, stage, folder, start=None))
-        else:
-            for index, spec in enumerate(stage.rounds):
-                where = f"stages.{stage.name}.rounds.{index}.opponent"
-                if is_slow(spec.opponent):
-                    raise ConfigError(f"{where}: {spec.opponent!r} is a search player, too slow to play in every "
-                                      f"rollout; pick a bot or a policy")
-                try:
-                    make(spec.opponent, rules=rules)
-                except AgentSpecError as err:
-                    raise ConfigError(f"{where}: {err}") from None
+            continue
+        for index, spec in enumerate(stage.rounds):
+            where = f"stages.{stage.name}.rounds.{index}.opponent"
+            if is_slow(spec.opponent):
+                raise ConfigError(f"{where}: {spec.opponent!r} is a search player, too slow to play in every "
+                                  f"rollout; pick a bot or a policy")
+            build(spec.opponent, where)
     for spec in recipe.evaluation.opponents:
-        try:
-            make(spec, rules=rules)
-        except AgentSpecError as err:
-            raise ConfigError(f"evaluation.opponents: {err}") from None
+        build(spec, "evaluation.opponents")
 
 
 def stage_config(recipe: RecipeConfig, stage: PPOStage, folder: Path, start: Path | None,
@@ -300,9 +299,9 @@ class Recipe:
         out = []
         for stage in self.config.stages:
             if stage.kind == "ppo":
-                out.append((stage.name, stage, None))
+                out.append((step_key(stage.name), stage, None))
             else:
-                out += [(f"{stage.name}/round{r + 1}", stage, r) for r in range(len(stage.rounds))]
+                out += [(step_key(stage.name, r), stage, r) for r in range(len(stage.rounds))]
         return out
 
     def run(self) -> dict:
@@ -312,10 +311,11 @@ class Recipe:
         self._save_state()
         writer = None
         policy: Path | None = None
-        for index, (key, stage, round_index) in enumerate(self.steps(), start=1):
+        steps = self.steps()
+        for index, (key, stage, round_index) in enumerate(steps, start=1):
             record = self.state["steps"].get(key)
             if record is None:
-                self.log(f"step {index}/{len(self.steps())}: {key}")
+                self.log(f"step {index}/{len(steps)}: {key}")
                 began = time.perf_counter()
                 if stage.kind == "ppo":
                     policy = self._ppo(stage, policy)
@@ -342,9 +342,9 @@ class Recipe:
         if policy is not None and policy.resolve() != final.resolve():
             shutil.copyfile(policy, final.with_suffix(".tmp"))
             final.with_suffix(".tmp").replace(final)
-        steps = self.state["steps"]
-        summary = {"policy": str(final), "seconds": round(sum(step["seconds"] for step in steps.values()), 1),
-                   "steps": {key: {k: v for k, v in step.items() if k != "policy"} for key, step in steps.items()}}
+        done = self.state["steps"]
+        summary = {"policy": str(final), "seconds": round(sum(step["seconds"] for step in done.values()), 1),
+                   "steps": {key: {k: v for k, v in step.items() if k != "policy"} for key, step in done.items()}}
         self.state["summary"] = summary
         self._save_state()
         return summary
@@ -466,7 +466,12 @@ def step_specs(dumped: dict) -> list[tuple[str, dict]]:
     out = []
     for stage in dumped.get("stages", []):
         if stage.get("kind") == "ppo":
-            out.append((stage["name"], stage))
+            out.append((step_key(stage["name"]), stage))
         else:
-            out += [(f"{stage['name']}/round{r + 1}", spec) for r, spec in enumerate(stage.get("rounds", []))]
+            out += [(step_key(stage["name"], r), spec) for r, spec in enumerate(stage.get("rounds", []))]
     return out
+
+
+def step_key(stage: str, round_index: int | None = None) -> str:
+    """A step's name in ``recipe.json``: the stage's, or ``stage/round<r>`` (from 1) for a round."""
+    return stage if round_index is None else f"{stage}/round{round_index + 1}"
