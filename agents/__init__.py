@@ -3,7 +3,8 @@
 Shipped: ``random``, the heuristic bots ``easy``, ``normal``, ``hard``, the trained policies
 ``ppo-classic`` and ``ppo-two-player`` (``agents/policies``; torch needed: ``pip install .[train]``),
 and Monte Carlo search players (``agents/search.py``): ``expert``, the fast one, searching the cards
-``ppo-classic`` rates highest over a budget of sampled deals (``expert:N``: N deals), and the slow
+``ppo-classic`` rates highest over a budget of deals sampled by a belief model of where the unseen
+cards are (``agents/belief.py``; ``expert:N``: N deals), and the slow
 ``search``, over the hard bot, and ``ppo-classic-search``, every legal card over 64 deals. The
 search players over ``ppo-classic`` play its passes and model the other seats as hard bots.
 
@@ -84,19 +85,25 @@ def _policy_search(seed):
 
 
 #: The ``expert``'s budget knob: sampled deals per decision (``expert:N`` sets it). Its other
-#: settings are fixed: the policy's three most probable cards are searched, and a card the policy
-#: gives 90% or more is played without searching (about half of the card plays with a choice).
+#: settings are fixed: the policy's three most probable cards are searched, a card the policy
+#: gives 90% or more is played without searching (about half of the card plays with a choice),
+#: and the deals are dealt by the shipped belief model (``agents/belief.py``).
 EXPERT_DETERMINIZATIONS = 24
 EXPERT_CANDIDATES = 3
 EXPERT_CONFIDENT = 0.9
+#: The belief model of hard opponents the expert deals its worlds by (``hearts belief``).
+EXPERT_BELIEF = POLICY_DIR / "belief_classic.pt"
 
 
 def _expert(seed, determinizations: int = EXPERT_DETERMINIZATIONS):
     from .search import SearchAgent
 
+    if not EXPERT_BELIEF.is_file():
+        raise AgentSpecError(f"the expert deals its worlds by the belief model {EXPERT_BELIEF}, which is missing; "
+                             "restore it from the repository, or train one with `hearts belief` (docs/training.md)")
     policy = make("ppo-classic", seed=seed)
     agent = SearchAgent("classic", rollout="hard", own=policy, base=policy, determinizations=determinizations,
-                        seed=seed, candidates=EXPERT_CANDIDATES, confident=EXPERT_CONFIDENT)
+                        seed=seed, candidates=EXPERT_CANDIDATES, confident=EXPERT_CONFIDENT, belief=EXPERT_BELIEF)
     agent.name = f"expert({determinizations})"
     return agent
 

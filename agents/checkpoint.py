@@ -49,7 +49,7 @@ class CheckpointError(AgentSpecError):
     :class:`~agents.base.AgentSpecError`, so ``make("ckpt:PATH")`` reports it as it is."""
 
 
-def save(path: str | Path, model: PolicyNet, meta: dict[str, Any], optimizer: torch.optim.Optimizer | None = None,
+def save(path: str | Path, model: torch.nn.Module, meta: dict[str, Any], optimizer: torch.optim.Optimizer | None = None,
          extra: dict[str, Any] | None = None) -> Path:
     """Write a checkpoint atomically (temporary file in the same folder, then rename)."""
     path = Path(path)
@@ -59,7 +59,7 @@ def save(path: str | Path, model: PolicyNet, meta: dict[str, Any], optimizer: to
         "obs_version": OBS_VERSION,
         "obs_dim": OBS_DIM,
         "hidden": list(model.hidden),
-        "card_scorer": model.card_scorer_units,
+        "card_scorer": getattr(model, "card_scorer_units", 0),  # a belief model (agents.belief) has none
     }
     payload: dict[str, Any] = {"format": FORMAT, "model": model.state_dict(), "meta": json.dumps(meta)}
     if optimizer is not None:
@@ -123,10 +123,12 @@ def load(path: str | Path) -> dict[str, Any]:
     return payload
 
 
-def _check_sizes(meta: dict[str, Any], state: Any, path: str | Path) -> None:
+def check_weights(meta: dict[str, Any], state: Any, path: str | Path, build=None) -> None:
     """Refuse stored weights ``state`` that claim more bytes than the file holds, and metadata whose
     network sizes are not those of the weights, before any network is built: the network is
-    allocated from the metadata, and the weights' claimed bytes are bounded by the file's size."""
+    allocated from the metadata, and the weights' claimed bytes are bounded by the file's size.
+    ``build(hidden, card_scorer)`` makes the network the metadata describes (default: a
+    :class:`PolicyNet`); it is built on the meta device, shapes without memory."""
     hidden, scorer = meta.get("hidden"), meta.get("card_scorer", 0)  # files before card_scorer: none
     if not isinstance(hidden, list) or not all(type(h) is int and h > 0 for h in hidden):
         raise _invalid(path, f"'hidden' must be a list of layer sizes (whole numbers above 0), not {hidden!r:.60}")
@@ -145,7 +147,8 @@ def _check_sizes(meta: dict[str, Any], state: Any, path: str | Path) -> None:
     if 2 * len(hidden) > len(state):  # each layer stores two tensors: refuse before even a shape-only net
         raise _invalid(path, f"the metadata names {len(hidden)} layers; the file stores {len(state)} tensors")
     with torch.device("meta"):  # shapes without memory
-        expected = {k: tuple(t.shape) for k, t in PolicyNet(hidden=hidden, card_scorer=scorer).state_dict().items()}
+        net = PolicyNet(hidden=hidden, card_scorer=scorer) if build is None else build(hidden, scorer)
+        expected = {k: tuple(t.shape) for k, t in net.state_dict().items()}
     stored = {k: tuple(t.shape) for k, t in state.items()}
     for name in [*expected, *(k for k in stored if k not in expected)]:  # the first difference, input side first
         if expected.get(name) != stored.get(name):
@@ -181,8 +184,10 @@ def load_net(path: str | Path, rules: Rules | None = None) -> tuple[PolicyNet, d
     are checked either way: ``meta["rules"]`` is the validated ``Rules.to_dict()``."""
     payload = load(path)
     meta = payload["meta"]
+    if meta.get("kind", "policy") != "policy":  # e.g. a belief model (agents.belief)
+        raise CheckpointError(f"{path} is a {meta['kind']!r:.40} model, not a policy")
     meta["rules"] = check_compatible(meta, rules, path).to_dict()
-    _check_sizes(meta, payload.get("model"), path)
+    check_weights(meta, payload.get("model"), path)
     net = PolicyNet(hidden=meta["hidden"], card_scorer=meta.get("card_scorer", 0))
     try:
         net.load_state_dict(payload["model"], strict=True)

@@ -2,9 +2,11 @@
 
 At each card play with a choice, the seat samples ``determinizations`` placements of the cards it
 has not seen among the other seats, consistent with what it saw (hand sizes, the cards it passed,
-the suits a seat showed it is void in), plays every legal card in each of them and finishes the
-hand with rollout players (by default the hard bot in every seat; the searching seat's own later
-cards may be played by another agent, e.g. the policy being improved), then plays the card with
+the suits a seat showed it is void in) and, given a belief model (``agents.belief``; the expert's
+is of ``hard`` opponents), in proportion to its odds of where each card is; it plays every legal
+card in each of them and finishes the hand with rollout players (by default the hard bot in every
+seat; the searching seat's own later cards may be played by another agent, e.g. the policy being
+improved), then plays the card with
 the fewest penalty points on average (moon included). Passing, and plays with one legal card, are
 left to a base agent. With a base that reports its odds (a policy), the search can be narrowed to
 the base's most probable cards (``candidates``) and skipped where the base is sure of its card
@@ -91,12 +93,14 @@ def one_torch_thread():
 class SearchAgent:
     def __init__(self, rules: Rules | str = "classic", rollout="hard", base="hard", own=None,
                  determinizations: int = 16, seed: int | None = None, chunk: int = 64,
-                 candidates: int | None = None, confident: float | None = None):
+                 candidates: int | None = None, confident: float | None = None, belief=None):
         """``rollout`` plays the other seats in the rollouts, ``own`` the searching seat's later
         cards (default: ``rollout``), ``base`` the passes and forced plays; each an agent spec or
         object. With a ``base`` that reports its odds (a policy's ``policy(observation, mask)``),
         ``candidates`` searches only its most probable legal cards, and ``confident`` plays its
-        card without searching where it gives that card at least this probability."""
+        card without searching where it gives that card at least this probability. ``belief``
+        (an ``agents.belief.Belief`` or the path of a belief file) deals the sampled worlds by its
+        odds of where each unseen card is; without it they are dealt uniformly."""
         from . import make
 
         self.rules = Rules.resolve(rules)
@@ -109,6 +113,13 @@ class SearchAgent:
         self.base = make(base, seed=seed, rules=self.rules)
         if (candidates is not None or confident is not None) and not callable(getattr(self.base, "policy", None)):
             raise ValueError("candidates and confident need a base agent with policy(observation, mask) odds")
+        if isinstance(belief, str) or hasattr(belief, "__fspath__"):
+            from .belief import load_belief
+
+            belief = load_belief(belief, rules=self.rules)
+        if belief is not None and not callable(getattr(belief, "holder_odds", None)):
+            raise ValueError("belief must be a belief model (holder_odds(observation)) or the path of a belief file")
+        self.belief = belief
         self.determinizations = determinizations
         self.candidates = candidates
         self.confident = confident
@@ -223,9 +234,11 @@ class SearchAgent:
         state.taken[:] = self._taken(rep(seen.points_taken), rep(seen.played & ~seen.trick_bits),
                                      rep(pieces["jack_taken"] > 0))
 
-        # The unseen cards dealt at random, consistent with what this seat saw of them.
+        # The unseen cards dealt at random, consistent with what this seat saw of them (and, with a
+        # belief model, in proportion to its odds of where each card is).
         state.hands[:, 0] = hand
-        state.hands[:, 1:] = worlds.seat_view(state, 0).sample(self.rng)
+        odds = None if self.belief is None else rep(self.belief.holder_odds(observation))
+        state.hands[:, 1:] = worlds.seat_view(state, 0).sample(self.rng, belief=odds)
         state.dealt[:] = state.hands | played
         return state
 

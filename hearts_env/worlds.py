@@ -31,8 +31,10 @@ and a card that fits no holder, and once it holds, the placement never gets stuc
 array operations over the whole batch; the only Python loop runs over the (at most 52) cards.
 
 The draw is not exactly uniform over the consistent worlds (that would need rejection sampling,
-whose cost grows with the constraints); it is the proportional-to-room draw above, the method the
-search player has always used.
+whose cost grows with the constraints); it is the proportional-to-room draw above. Given a
+*belief* (odds for each card's holders, from a model of the players: ``agents.belief``), each
+card's draw is weighted by those odds as well, so the worlds look like the deals the players'
+plays suggest; the constraints hold exactly either way.
 
 :func:`seat_view` builds the whole problem for the seat to act in engine states, from what that
 seat may know (its hand, the plays, its own pass, the voids shown): a :class:`View`, whose
@@ -174,16 +176,30 @@ def _check(mask: np.ndarray, room: np.ndarray, holder_set: np.ndarray) -> None:
                                 f"{int(total[g])} are hidden", g)
 
 
-def place(hidden: np.ndarray, room: np.ndarray, may_hold: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+def place(hidden: np.ndarray, room: np.ndarray, may_hold: np.ndarray, rng: np.random.Generator,
+          belief: np.ndarray | None = None) -> np.ndarray:
     """``[N, H]`` uint64: the hidden cards of each world dealt to its holders at random.
 
     Every hidden card goes to exactly one holder that may hold it, and holder h receives exactly
     ``room[:, h]`` cards (the module docstring has the method). Raises :class:`NoConsistentWorld`
     when some world has no such placement.
+
+    ``belief`` ``[N, 52, H]`` (optional): how likely each holder is to hold each card, from a model
+    of the players (``agents.belief``). A card then goes to holder h in proportion to
+    ``belief[c, h]`` times the share of h's room still free, which is the plain draw when the
+    belief is each holder's share of the room, and the belief itself for the first card placed.
+    The constraints hold exactly either way: the belief only moves the odds among the holders
+    that keep the rest placeable.
     """
     mask, room, may_hold, holder_set = _problem(hidden, room, may_hold)
     _check(mask, room, holder_set)
     n, h = room.shape
+    if belief is not None:
+        belief = np.asarray(belief, dtype=np.float64)
+        if belief.shape != may_hold.shape:
+            raise ValueError(f"belief must be [N, 52, H] = {may_hold.shape}, got {belief.shape}")
+        # A holder the belief rules out entirely may still be the only one left: never weigh 0.
+        belief = np.maximum(belief, 1e-6) / np.maximum(room, 1)[:, None, :]
     member, within = _subset_tables(h)
     rows = np.arange(n)
     room = room.copy()
@@ -204,7 +220,7 @@ def place(hidden: np.ndarray, room: np.ndarray, may_hold: np.ndarray, rng: np.ra
         slack += within[holder_set[rows, c]] * live[:, None]  # the card is no longer unplaced
         blocked = ((slack == 0).astype(np.float32) @ in_set) > 0  # [N, H] in some set without slack
         ok = may_hold[rows, c] & (room > 0) & ~blocked
-        weight = np.where(ok, room, 0)
+        weight = np.where(ok, room if belief is None else room * belief[rows, c], 0)
         cum = np.cumsum(weight, axis=1)
         if (live & (cum[:, -1] == 0)).any():  # cannot happen once the check passed
             g = int((live & (cum[:, -1] == 0)).nonzero()[0][0])
@@ -238,11 +254,13 @@ class View:
     room: np.ndarray  # [N, H] int64 hidden cards each holder holds
     may_hold: np.ndarray  # [N, 52, H] bool
 
-    def sample(self, rng: np.random.Generator, k: int = 1) -> np.ndarray:
+    def sample(self, rng: np.random.Generator, k: int = 1, belief: np.ndarray | None = None) -> np.ndarray:
         """``[N * k, H]`` uint64: each holder's whole holding (known cards and placed hidden
-        cards) in ``k`` worlds per game; game ``g``'s worlds are rows ``g*k .. g*k+k-1``."""
+        cards) in ``k`` worlds per game; game ``g``'s worlds are rows ``g*k .. g*k+k-1``.
+        ``belief`` ``[N, 52, H]``: the odds of each card's holders (see :func:`place`)."""
         rep = lambda a: np.repeat(a, k, axis=0)  # noqa: E731
-        return rep(self.known) | place(rep(self.hidden), rep(self.room), rep(self.may_hold), rng)
+        weights = None if belief is None else rep(belief)
+        return rep(self.known) | place(rep(self.hidden), rep(self.room), rep(self.may_hold), rng, weights)
 
 
 def seat_view(state: State, seat: np.ndarray | int | None = None) -> View:

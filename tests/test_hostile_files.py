@@ -152,12 +152,17 @@ def test_checkpoint_with_a_pickled_object_is_refused_without_running_it_or_unsaf
     junk.write_bytes(np.random.default_rng(0).integers(0, 256, 4096, dtype=np.uint8).tobytes())
     raw_pickle = tmp_path / "raw.pt"
     raw_pickle.write_bytes(pickle.dumps(Marker(marker)))
+    from agents.belief import load_belief
+
     for path in (evil, junk, raw_pickle):
         with pytest.raises(CheckpointError) as err:
             load_net(path)
         assert_plain_refusal(str(err.value), "Hearts Lab checkpoint")
         with pytest.raises(AgentSpecError) as err:
             make(f"ckpt:{path}")
+        assert_plain_refusal(str(err.value), "Hearts Lab checkpoint")
+        with pytest.raises(CheckpointError) as err:  # a belief model is read by the same loader
+            load_belief(path)
         assert_plain_refusal(str(err.value), "Hearts Lab checkpoint")
     assert not marker.exists()
 
@@ -199,10 +204,29 @@ def test_checkpoint_whose_weights_share_storage_is_refused(tmp_path):
         load_net(stored_as(tmp_path, "small.pt", [8], lambda shape: torch.zeros(1).expand(shape)))
 
 
+def test_a_belief_model_of_stride_0_weights_is_refused(tmp_path):
+    from agents.belief import BeliefNet, load_belief
+
+    with torch.device("meta"):
+        shapes = {k: tuple(t.shape) for k, t in BeliefNet([4096]).state_dict().items()}
+    meta = {"rules": CLASSIC.to_dict(), "obs_version": 1, "obs_dim": 629, "hidden": [4096], "card_scorer": 0,
+            "kind": "belief"}
+    path = tmp_path / "belief.pt"
+    torch.save({"format": "hearts-lab-checkpoint-1", "meta": json.dumps(meta),
+                "model": {k: torch.zeros(1).expand(s) for k, s in shapes.items()}}, path)
+    with pytest.raises(CheckpointError) as err:
+        load_belief(path)
+    assert_plain_refusal(str(err.value), "not a valid Hearts Lab checkpoint")
+
+
 def test_real_checkpoints_pass_the_size_checks(tmp_path):
     for hidden in ([8], [64, 32], [1]):
         path = save(tmp_path / "real.pt", PolicyNet(hidden=hidden), {"rules": CLASSIC.to_dict()})
         assert list(load_net(path)[0].hidden) == hidden
+    from agents import EXPERT_BELIEF
+    from agents.belief import load_belief
+
+    assert load_belief(EXPERT_BELIEF, rules=CLASSIC).net.hidden == (512, 512)  # the shipped belief model
 
 
 def rules_payload(tmp_path: Path, rules) -> Path:
