@@ -29,6 +29,8 @@ from hearts_env.cards import NUM_CARDS
 from hearts_env.observe import OBS_DIM
 from hearts_env.rules import Rules
 
+from .policy import mlp_trunk
+
 #: The holders a belief gives odds for: the seats left, across and right of the viewer.
 HOLDERS = 3
 KIND = "belief"
@@ -40,13 +42,8 @@ class BeliefNet(nn.Module):
     def __init__(self, hidden: Sequence[int] = (512, 512), obs_dim: int = OBS_DIM):
         super().__init__()
         self.hidden = tuple(int(h) for h in hidden)
-        layers: list[nn.Module] = []
-        width = obs_dim
-        for size in self.hidden:
-            layers += [nn.Linear(width, size), nn.ReLU()]
-            width = size
-        self.trunk = nn.Sequential(*layers)
-        self.head = nn.Linear(width, NUM_CARDS * HOLDERS)
+        self.trunk = mlp_trunk(obs_dim, self.hidden)
+        self.head = nn.Linear(self.hidden[-1] if self.hidden else obs_dim, NUM_CARDS * HOLDERS)
 
     def forward(self, observation: torch.Tensor) -> torch.Tensor:
         return self.head(self.trunk(observation)).view(-1, NUM_CARDS, HOLDERS)

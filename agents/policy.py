@@ -34,6 +34,16 @@ from .card_scorer import CardScorer
 MASKED_LOGIT = -1e9
 
 
+def mlp_trunk(obs_dim: int, hidden: Sequence[int]) -> nn.Sequential:
+    """Linear layers of the ``hidden`` widths, each followed by a ReLU (the networks' shared shape)."""
+    layers: list[nn.Module] = []
+    width = obs_dim
+    for size in hidden:
+        layers += [nn.Linear(width, int(size)), nn.ReLU()]
+        width = int(size)
+    return nn.Sequential(*layers)
+
+
 class PolicyNet(nn.Module):
     """Shared trunk, a policy head (52 logits, plus the card scorer's when ``card_scorer`` units are
     asked for) and a value head (expected reward of the hand)."""
@@ -44,12 +54,8 @@ class PolicyNet(nn.Module):
             raise ValueError(f"card_scorer is a number of units, 0 for none; got {card_scorer}")
         self.hidden = tuple(int(h) for h in hidden)
         self.obs_dim = obs_dim
-        layers: list[nn.Module] = []
-        width = obs_dim
-        for size in self.hidden:
-            layers += [nn.Linear(width, size), nn.ReLU()]
-            width = size
-        self.trunk = nn.Sequential(*layers)
+        self.trunk = mlp_trunk(obs_dim, self.hidden)
+        width = self.hidden[-1] if self.hidden else obs_dim
         self.policy_head = nn.Linear(width, NUM_CARDS)
         self.value_head = nn.Linear(width, 1)
         self.card_scorer = CardScorer(card_scorer, width) if card_scorer else None
