@@ -74,23 +74,12 @@ def save_belief(path, net: BeliefNet, meta: dict[str, Any]):
 def load_belief(path, rules: Rules | None = None) -> Belief:
     """The belief model of a file, checked like a policy checkpoint (never runs code): its kind,
     observation version, rules (the same game as ``rules`` when given) and sizes."""
-    from .checkpoint import CheckpointError, check_compatible, check_weights, load
+    from .checkpoint import CheckpointError, load_network
 
-    payload = load(path)
-    meta = payload["meta"]
-    if meta.get("kind") != KIND:
-        raise CheckpointError(f"{path} is not a belief model (its metadata says kind {meta.get('kind', 'policy')!r:.40}; "
-                              f"a belief file says {KIND!r})")
-    made_for = check_compatible(meta, rules, path)
-    if made_for.num_players != 4:
-        raise CheckpointError(f"{path} is made for {made_for.num_players} players; a belief model is for four")
+    net, meta = load_network(path, rules, KIND, "belief model", lambda hidden, _scorer: BeliefNet(hidden))
+    players = meta["rules"]["num_players"]
+    if players != 4:
+        raise CheckpointError(f"{path} is made for {players} players; a belief model is for four")
     if meta.get("card_scorer", 0) != 0:
         raise CheckpointError(f"{path} is not a valid belief model: a belief model has no card scorer")
-    check_weights(meta, payload.get("model"), path, lambda hidden, _scorer: BeliefNet(hidden))
-    net = BeliefNet(meta["hidden"])
-    try:
-        net.load_state_dict(payload["model"], strict=True)
-    except (RuntimeError, KeyError) as err:  # shapes were checked; e.g. a tensor of another type
-        raise CheckpointError(f"{path} is not a valid belief model: the weights do not fit the network it "
-                              f"describes ({str(err).splitlines()[0]})") from None
     return Belief(net, name=f"belief:{path}")

@@ -123,12 +123,12 @@ def load(path: str | Path) -> dict[str, Any]:
     return payload
 
 
-def check_weights(meta: dict[str, Any], state: Any, path: str | Path, build=None) -> None:
+def _check_weights(meta: dict[str, Any], state: Any, path: str | Path, build) -> None:
     """Refuse stored weights ``state`` that claim more bytes than the file holds, and metadata whose
     network sizes are not those of the weights, before any network is built: the network is
     allocated from the metadata, and the weights' claimed bytes are bounded by the file's size.
-    ``build(hidden, card_scorer)`` makes the network the metadata describes (default: a
-    :class:`PolicyNet`); it is built on the meta device, shapes without memory."""
+    ``build(hidden, card_scorer)`` makes the network the metadata describes; it is built on the
+    meta device, shapes without memory."""
     hidden, scorer = meta.get("hidden"), meta.get("card_scorer", 0)  # files before card_scorer: none
     if not isinstance(hidden, list) or not all(type(h) is int and h > 0 for h in hidden):
         raise _invalid(path, f"'hidden' must be a list of layer sizes (whole numbers above 0), not {hidden!r:.60}")
@@ -147,7 +147,7 @@ def check_weights(meta: dict[str, Any], state: Any, path: str | Path, build=None
     if 2 * len(hidden) > len(state):  # each layer stores two tensors: refuse before even a shape-only net
         raise _invalid(path, f"the metadata names {len(hidden)} layers; the file stores {len(state)} tensors")
     with torch.device("meta"):  # shapes without memory
-        net = PolicyNet(hidden=hidden, card_scorer=scorer) if build is None else build(hidden, scorer)
+        net = build(hidden, scorer)
         expected = {k: tuple(t.shape) for k, t in net.state_dict().items()}
     stored = {k: tuple(t.shape) for k, t in state.items()}
     for name in [*expected, *(k for k in stored if k not in expected)]:  # the first difference, input side first
@@ -179,21 +179,32 @@ def check_compatible(meta: dict[str, Any], rules: Rules | None, path: str | Path
     return made_for
 
 
-def load_net(path: str | Path, rules: Rules | None = None) -> tuple[PolicyNet, dict[str, Any]]:
-    """The network and metadata of a checkpoint, checked against ``rules`` when given. The rules
-    are checked either way: ``meta["rules"]`` is the validated ``Rules.to_dict()``."""
+def load_network(path: str | Path, rules: Rules | None, kind: str, what: str, build) -> tuple[torch.nn.Module, dict[str, Any]]:
+    """The network and metadata of a checkpoint of ``kind`` (metadata ``kind``; files without one
+    are policies), every check made in order: the kind (else "... not a ``what``"), the rules
+    (against ``rules`` when given; ``meta["rules"]`` comes back as the validated
+    ``Rules.to_dict()``), the stored weights' sizes, then the weights themselves.
+    ``build(hidden, card_scorer)`` makes the network the metadata describes."""
     payload = load(path)
     meta = payload["meta"]
-    if meta.get("kind", "policy") != "policy":  # e.g. a belief model (agents.belief)
-        raise CheckpointError(f"{path} is a {meta['kind']!r:.40} model, not a policy")
+    found = meta.get("kind", "policy")
+    if found != kind:
+        raise CheckpointError(f"{path} is a {found!r:.40} model, not a {what}")
     meta["rules"] = check_compatible(meta, rules, path).to_dict()
-    check_weights(meta, payload.get("model"), path)
-    net = PolicyNet(hidden=meta["hidden"], card_scorer=meta.get("card_scorer", 0))
+    _check_weights(meta, payload.get("model"), path, build)
+    net = build(meta["hidden"], meta.get("card_scorer", 0))
     try:
         net.load_state_dict(payload["model"], strict=True)
     except (RuntimeError, KeyError) as err:  # shapes were checked; e.g. a tensor of another type
         raise _invalid(path, f"the weights do not fit the network it describes ({str(err).splitlines()[0]})") from None
     return net, meta
+
+
+def load_net(path: str | Path, rules: Rules | None = None) -> tuple[PolicyNet, dict[str, Any]]:
+    """The policy network and metadata of a checkpoint, checked against ``rules`` when given. The
+    rules are checked either way: ``meta["rules"]`` is the validated ``Rules.to_dict()``."""
+    return load_network(path, rules, "policy", "policy",
+                        lambda hidden, scorer: PolicyNet(hidden=hidden, card_scorer=scorer))
 
 
 def load_policy(path: str | Path, rules: Rules | None = None, sample: bool = False, seed: int | None = None) -> PolicyAgent:

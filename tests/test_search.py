@@ -18,16 +18,29 @@ from tests.test_observe import random_states, relabel_hidden
 CLASSIC = he.Rules.preset("classic")
 
 
+class FixedOdds:
+    """A belief model giving the same odds for every observation."""
+
+    def __init__(self, odds: np.ndarray):
+        self.odds = odds
+
+    def holder_odds(self, observation):
+        return np.broadcast_to(self.odds, (len(observation), 52, 3)).copy()
+
+
+@pytest.mark.parametrize("sharp_belief", [False, True], ids=["uniform", "dealt-by-a-belief"])
 @settings(max_examples=8, deadline=None)
 @given(steps=st.integers(12, 60), seed=st.integers(0, 2**32))
-def test_rebuilt_worlds_show_the_seat_exactly_what_it_saw(steps, seed):
+def test_rebuilt_worlds_show_the_seat_exactly_what_it_saw(sharp_belief, steps, seed):
     state = random_states(CLASSIC, 8, steps, seed)
     rows = (state.phase == he.PLAY).nonzero()[0]
     if not rows.size:
         return
     obs, mask = observe(state)[rows], he.legal_mask(state)[rows]
     k = 3
-    worlds = SearchAgent(CLASSIC, determinizations=k, seed=seed).determinize(obs, mask, k)
+    # Sharp, arbitrary odds: the belief moves the cards, never past what the seat saw.
+    belief = FixedOdds(np.random.default_rng(seed).dirichlet([0.3] * 3, size=52)) if sharp_belief else None
+    worlds = SearchAgent(CLASSIC, determinizations=k, seed=seed, belief=belief).determinize(obs, mask, k)
     np.testing.assert_array_equal(observe(worlds), np.repeat(obs, k, axis=0))
     np.testing.assert_array_equal(he.legal_mask(worlds), np.repeat(mask, k, axis=0))
     for i, g in enumerate(np.repeat(rows, k)):
