@@ -27,8 +27,10 @@ def register(subparsers) -> None:
     collect.add_argument("--hands", type=int, default=20000, help="hands per worker (default 20000)")
     collect.add_argument("--workers", type=int, default=2, help="worker processes, each with its own seeds")
     collect.add_argument("--tables", type=int, default=128, help="hands played at once per worker (one shard each)")
-    collect.add_argument("--teacher", choices=["search", "rollout"], default="search",
-                         help="search: the search player's mean over sampled deals (card plays); rollout: every "
+    collect.add_argument("--teacher", choices=["search", "expert", "rollout"], default="search",
+                         help="search: the search player's mean over sampled deals (card plays); expert: the expert "
+                              "player's search over the student (its three likeliest cards, worlds dealt by the "
+                              "belief model, card plays it is unsure of); rollout: every "
                               "legal card played or passed and the hand played out once on the real deal (card plays "
                               "and passes; noisy, unbiased, much faster; fit with --loss improvement)")
     collect.add_argument("--pass-labels", action=argparse.BooleanOptionalAction, default=True,
@@ -37,8 +39,11 @@ def register(subparsers) -> None:
     collect.add_argument("--card-labels", action=argparse.BooleanOptionalAction, default=True,
                          help="label the card plays (default); --no-card-labels keeps the student's own odds at "
                               "card plays (rollout teacher, with passes labelled: a round for the passes alone)")
-    collect.add_argument("--determinizations", type=int, default=12, help="sampled deals per decision (search teacher)")
-    collect.add_argument("--opponent", default="hard", help="bot in the other seats and in the rollouts")
+    collect.add_argument("--determinizations", type=int, default=12,
+                         help="sampled deals per decision (search and expert teachers; the expert plays with 24)")
+    collect.add_argument("--opponent", default="hard",
+                         help="bot in the other seats (and in the search teacher's rollouts); several separated by "
+                              "commas take turns by batch, e.g. hard,easy,normal,random")
     collect.add_argument("--seed", type=_seed, default=1, help="first worker's seed (workers use seed, seed+1, ...)")
     collect.add_argument("--backend", choices=["local", "ray"], default="local",
                          help="local: --workers processes here; ray: each worker's seed as a task on a Ray cluster, "
@@ -110,12 +115,17 @@ def run_collect(args: argparse.Namespace) -> int:
         raise UsageError(f"--out {args.out} is a file; name a folder for the shards")
     from agents import is_slow, make
 
+    from train.distill import opponent_list
+
     try:
-        make(args.opponent, rules="classic")
+        names = opponent_list(args.opponent)
+        for name in names:
+            make(name, rules="classic")
     except ValueError as err:
         raise UsageError(f"--opponent {args.opponent!r}: {err}") from None
-    if is_slow(args.opponent):
-        raise UsageError(f"--opponent {args.opponent!r} is a slow searching player; pick a bot or a policy")
+    for name in names:
+        if is_slow(name):
+            raise UsageError(f"--opponent {name!r} is a slow searching player; pick a bot or a policy")
     jobs = [(args.student, args.out, args.hands, args.seed + w, args.tables, args.determinizations, args.opponent,
              args.teacher, args.pass_labels, args.card_labels) for w in range(args.workers)]
     if args.backend == "ray":

@@ -83,7 +83,8 @@ def test_distill_collect_and_fit_end_to_end(tmp_path):
     shrunk = hearts("distill", "fit", str(second), "--data", str(shards), "--out", str(out), "--card-scorer", "2")
     assert shrunk.returncode == 2 and "cannot shrink the card scorer from 4 units to 2" in shrunk.stderr
     for args, word in ((["--seed", "-1"], "seed"), (["--opponent", "hardest"], "hardest"),
-                       (["--opponent", "search"], "slow"), (["--out", str(student)], "is a file")):
+                       (["--opponent", "search"], "slow"), (["--opponent", "easy,search"], "slow"),
+                       (["--opponent", "hard,,easy"], "separated by commas"), (["--out", str(student)], "is a file")):
         refused = hearts("distill", "collect", str(student), "--out", str(tmp_path / "x"), *args)
         assert refused.returncode == 2 and word in refused.stderr, (args, refused.stderr)
     two_player = save(tmp_path / "two.pt", PolicyNet(hidden=[16]),
@@ -138,6 +139,54 @@ def test_rollout_collection_labels_card_plays_passes_or_both_on_the_same_hands(t
     for extra in (["--teacher", "rollout", "--no-pass-labels"], ["--teacher", "search"]):
         refused = hearts("distill", "collect", str(student), "--out", str(tmp_path / "x"), "--no-card-labels", *extra)
         assert refused.returncode == 2 and "--no-card-labels leaves nothing to label" in refused.stderr, refused.stderr
+
+
+def test_the_expert_teacher_values_the_cards_the_expert_searches_at_tables_that_take_turns(tmp_path):
+    # teacher="expert": the student's likeliest cards valued (its own card among them), the other
+    # legal cards unvalued, the plays it is sure of kept at its odds; the bots take turns by batch.
+    torch = pytest.importorskip("torch")
+    from agents import EXPERT_CANDIDATES, EXPERT_CONFIDENT
+    from agents.checkpoint import load_policy, save
+    from agents.policy import PolicyNet
+    from hearts_env.observe import decode
+    from train.distill import collect_shard, fit, load_shards
+
+    from agents import POLICY_DIR
+
+    torch.manual_seed(0)
+    student_path = POLICY_DIR / "ppo_classic.pt"  # sure of about half its card plays
+    student = load_policy(student_path, rules=CLASSIC)
+    shards = tmp_path / "shards"
+    examples = collect_shard(str(student_path), shards, hands=16, seed=3, tables=8, determinizations=2,
+                             opponent="easy,random", teacher="expert", log=lambda message: None)
+    opponents = []
+    for path in sorted(shards.glob("shard_*.npz")):
+        with np.load(path) as data:
+            opponents.append(json.loads(str(data["meta"]))["opponent"])
+    assert opponents == ["easy", "random"]
+    data = load_shards(shards)
+    assert len(data["obs"]) == examples > 0
+    obs, mask, values = data["obs"].astype(np.float32), data["mask"], data["values"]
+    valued = np.isfinite(values)
+    assert not (valued & ~mask).any() and (mask.sum(axis=1) > 1).all()
+    assert ((valued.sum(axis=1) >= 2) & (valued.sum(axis=1) <= EXPERT_CANDIDATES)).all()
+    own, odds = student.policy(obs, mask)
+    assert valued[np.arange(len(own)), own].all()  # the student's own card is always searched
+    # (The odds are recomputed from the shards' float16 observations: a hair of tolerance.)
+    assert (np.where(mask, odds, 0).max(axis=1) < EXPERT_CONFIDENT + 1e-3).all()
+    kept_obs, kept_mask = data["kept_obs"].astype(np.float32), data["kept_mask"]
+    plays = decode(kept_obs)["phase"][:, 1] > 0
+    _, kept_odds = student.policy(kept_obs[plays], kept_mask[plays])
+    assert plays.sum() > 10  # sure of its card: played without searching
+    assert (np.where(kept_mask[plays], kept_odds, 0).max(axis=1) >= EXPERT_CONFIDENT - 1e-3).all()
+    # A fit from another network: its cards outside the valued ones are reported apart, not as free.
+    other = save(tmp_path / "other.pt", PolicyNet(hidden=[8]), {"rules": CLASSIC.to_dict(), "iteration": 0})
+    stats = fit(str(other), shards, tmp_path / "out.pt", epochs=1, holdout=0.5, log=lambda message: None)
+    assert 0 < stats["before"]["unvalued"] < 1 and np.isfinite(stats["before"]["regret"])
+    assert stats["before"]["regret"] >= 0
+    for loss in ("improvement", "regression"):  # they would read an unvalued card as free
+        with pytest.raises(ValueError, match="unvalued.*imitation"):
+            fit(str(other), shards, tmp_path / "out.pt", epochs=1, loss=loss, log=lambda message: None)
 
 
 def test_shards_load_into_one_array_each(tmp_path):

@@ -9,12 +9,18 @@ with the student's own odds, so that a fit does not drift there. Two teachers:
 
 * ``search``: the search player (``agents.search.SearchAgent``), a mean over sampled deals of the
   unseen cards, at card plays only (passes keep the student's own odds): tens of labels per second;
+* ``expert``: the ``expert`` player's search over the student (the student's three likeliest cards,
+  worlds dealt by the belief model of ``hard``, ``hard`` in the rollouts): values for those cards
+  only (the other legal cards are left unvalued), and the plays the student is sure of (90% or
+  more) kept at its own odds, as the expert plays them without searching: a few hundred labels a
+  second, each a mean over worlds sampled from what the seat saw rather than the real deal;
 * ``rollout``: every legal card played (or passed) and the hand played out once on the *real*
   deal (:func:`rollout_values`), at card plays, passes or both: one noisy but unbiased label per
   card, over a thousand labelled decisions per second.
 
-Shards of examples are written as ``.npz`` files; several worker processes collect in parallel,
-each from its own seeds.
+The other seats are one bot per table batch; several (``opponent="hard,easy"``) take turns by
+batch, so one collection mixes the tables a policy will meet. Shards of examples are written as
+``.npz`` files; several worker processes collect in parallel, each from its own seeds.
 
 ``fit`` trains the student on them, by one of three losses: ``imitation`` (cross-entropy to the
 teacher's preferences where they are clear, for the search's averaged values), ``regression``
@@ -78,8 +84,8 @@ def collect_shard(student_path: str, out: Path, hands: int, seed: int, tables: i
     student = load_policy(student_path, rules=rules_value)
     # The student plays its own later cards in the rollouts: the values are those of the student's
     # policy after one better card, so learning them is a policy-improvement step it can follow up.
-    if teacher not in ("search", "rollout"):
-        raise ValueError(f"teacher must be 'search' or 'rollout', got {teacher!r}")
+    if teacher not in TEACHERS:
+        raise ValueError(f"teacher must be one of {', '.join(TEACHERS)}, got {teacher!r}")
     if not (card_labels or (teacher == "rollout" and pass_labels)):
         raise ValueError("nothing to label: the search teacher labels card plays only, and the rollout teacher "
                          "needs card plays, passes or both")
@@ -87,17 +93,27 @@ def collect_shard(student_path: str, out: Path, hands: int, seed: int, tables: i
     # teacher's work goes into passes, whose labels are also the noisiest.
     label_passes = teacher == "rollout" and pass_labels
     label_plays = card_labels
-    search = (SearchAgent(rules_value, rollout=opponent, own=student, determinizations=determinizations, seed=seed)
-              if teacher == "search" else None)
-    others = make(opponent, seed=seed, rules=rules_value)
+    opponents = opponent_list(opponent)
+    bots = {name: make(name, seed=seed, rules=rules_value) for name in opponents}
+    if teacher == "expert":
+        from agents import EXPERT_BELIEF, EXPERT_CANDIDATES, EXPERT_CONFIDENT
+
+        expert = SearchAgent(rules_value, rollout="hard", own=student, base=student, determinizations=determinizations,
+                             seed=seed, candidates=EXPERT_CANDIDATES, confident=EXPERT_CONFIDENT, belief=EXPERT_BELIEF)
+        searches = dict.fromkeys(opponents, expert)
+    elif teacher == "search":  # the rollouts are played by the table's own bot
+        searches = {name: SearchAgent(rules_value, rollout=bots[name], own=student, determinizations=determinizations,
+                                      seed=seed) for name in opponents}
     rng = np.random.default_rng([seed, 11])
     out.mkdir(parents=True, exist_ok=True)
-    meta = {"student": student_name or str(student_path), "opponent": opponent, "teacher": teacher,
-            "determinizations": determinizations if teacher == "search" else 1, "pass_labels": label_passes,
-            "card_labels": label_plays, "rules": rules_value.to_dict(), "seed": seed}
     examples = 0
     for batch, start in enumerate(range(0, hands, tables)):
         n = min(tables, hands - start)
+        others = bots[opponents[batch % len(opponents)]]
+        search = searches[opponents[batch % len(opponents)]] if teacher != "rollout" else None
+        meta = {"student": student_name or str(student_path), "opponent": opponents[batch % len(opponents)],
+                "teacher": teacher, "determinizations": determinizations if teacher != "rollout" else 1,
+                "pass_labels": label_passes, "card_labels": label_plays, "rules": rules_value.to_dict(), "seed": seed}
         began = time.perf_counter()
         state = engine.init_from_seeds(rules_value, deal.game_seeds(seed * 1_000_003 + batch, n),
                                        rng.integers(len(rules_value.pass_cycle), size=n), single_hand=True)
@@ -112,6 +128,14 @@ def collect_shard(student_path: str, out: Path, hands: int, seed: int, tables: i
             mine = step.agent == STUDENT
             chooses = mine & (step.mask.sum(axis=1) > 1)
             to_label = np.where(step.state.phase[step.rows] == PLAY, label_plays, label_passes)
+            searched = None
+            if teacher == "expert":  # the cards the expert would search; none where the student is sure
+                searched = np.zeros_like(step.mask)
+                rows = chooses.nonzero()[0]
+                if rows.size:
+                    actions, odds = student.policy(step.observation[rows], step.mask[rows])
+                    searched[rows] = expert._candidates(step.mask[rows], odds, actions)
+                to_label = to_label & (searched.sum(axis=1) > 1)
             kept = (chooses & ~to_label).nonzero()[0]
             if kept.size:  # kept as they are: the student's own odds
                 obs, mask = step.observation[kept], step.mask[kept]
@@ -121,15 +145,18 @@ def collect_shard(student_path: str, out: Path, hands: int, seed: int, tables: i
             if not ask.size:
                 return
             obs, mask = step.observation[ask], step.mask[ask]
+            candidates = None if searched is None else searched[ask]
             if teacher == "rollout":  # valued at the end of the batch, all together
                 branches.append(branch(step.state, step.rows[ask], step.games[ask], mask))
                 obs_rows.append(obs.astype(np.float16))
                 mask_rows.append(np.packbits(mask, axis=1))
                 is_pass_rows.append(step.state.phase[step.rows[ask]] != PLAY)
             else:
-                for part in np.array_split(np.arange(ask.size), max(1, -(-ask.size // 64))):
+                for part in np.array_split(np.arange(ask.size), max(1, -(-ask.size // 128))):
                     if part.size:
-                        value_rows.append(search.card_values(obs[part], mask[part]).astype(np.float32))
+                        values = search.card_values(obs[part], mask[part],
+                                                    None if candidates is None else candidates[part])
+                        value_rows.append(values.astype(np.float32))
                         obs_rows.append(obs[part].astype(np.float16))
                         mask_rows.append(np.packbits(mask[part], axis=1))
 
@@ -151,6 +178,18 @@ def collect_shard(student_path: str, out: Path, hands: int, seed: int, tables: i
             examples += labelled
             log(f"seed {seed} batch {batch}: {labelled} examples in {time.perf_counter() - began:.0f} s -> {path.name}")
     return examples
+
+
+#: The teachers of :func:`collect_shard`.
+TEACHERS = ("search", "expert", "rollout")
+
+
+def opponent_list(text: str) -> list[str]:
+    """The bots of a collection: one spec, or several separated by commas (they take turns by batch)."""
+    names = [name.strip() for name in text.split(",")]
+    if not all(names):
+        raise ValueError(f"opponents are agent specs separated by commas, got {text!r}")
+    return names
 
 
 def branch(state, rows: np.ndarray, games: np.ndarray, mask: np.ndarray):
@@ -262,6 +301,8 @@ def describe(measured: dict[str, float]) -> str:
         text += f" (passes {measured['pass_regret']:.3f}, card plays {measured['play_regret']:.3f})"
     elif "pass_regret" in measured:
         text += " (passes only)"
+    if "unvalued" in measured:
+        text += f"; {measured['unvalued']:.1%} of its cards unvalued by the teacher (left out of the regret)"
     return text
 
 
@@ -367,6 +408,10 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
     # Rounds of millions of decisions: the large arrays are changed in place rather than copied.
     values = shards.pop("values").astype(np.float32, copy=False)
     values[~shards["mask"]] = np.inf
+    if loss != "imitation" and not np.isfinite(values[shards["mask"]]).all():
+        # Those losses weigh every legal card by its points; an unvalued card would read as free.
+        raise ValueError(f"the shards in {data} leave some legal cards unvalued (the expert teacher values the cards "
+                         f"it searches only); fit them with loss 'imitation', not {loss!r}")
     # The student's own odds before any update: the margin rule's fallback, or the improvement's anchor.
     own_probs = policy_probs(net, shards["obs"], shards["mask"]) if loss != "regression" else None
     if loss == "imitation":
@@ -378,7 +423,9 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
         old_log_probs = torch.as_tensor(np.log(np.maximum(own_probs, 1e-30, out=own_probs), out=own_probs))
     value_target = torch.as_tensor(-values.min(axis=1) * REWARD_SCALE, dtype=torch.float32)
     best_t = torch.as_tensor(values.argmin(axis=1))
-    values[~np.isfinite(values)] = 0.0  # the losses and the regret read the legal cards' points only
+    # Legal cards the teacher left unvalued (the expert teacher values its candidates only).
+    valued_t = torch.as_tensor(np.isfinite(values))
+    values[~np.isfinite(values)] = 0.0  # the losses and the regret read the valued cards' points only
     values_t = torch.as_tensor(values)
     is_pass_t = torch.as_tensor(shards["is_pass"])
     has_kept = len(shards["kept_obs"]) > 0
@@ -401,6 +448,10 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
         chosen = logits.argmax(-1)
         regret = values_t[held].gather(1, chosen[:, None]).squeeze(1) - values_t[held].gather(1, best_t[held][:, None]).squeeze(1)
         out = {"agreement": float((chosen == best_t[held]).float().mean()), "regret": float(regret.mean())}
+        valued = valued_t[held].gather(1, chosen[:, None]).squeeze(1)
+        if not valued.all():  # a card the teacher did not value has no regret to count: reported apart
+            out["regret"] = float(regret[valued].mean()) if valued.any() else 0.0
+            out["unvalued"] = float((~valued).float().mean())
         passes = is_pass_t[held]
         if passes.any():  # the rollout teacher labels passes: their regret apart from the card plays'
             out["pass_regret"] = float(regret[passes].mean())
