@@ -114,7 +114,6 @@ def run_collect(args: argparse.Namespace) -> int:
     if Path(args.out).exists() and not Path(args.out).is_dir():
         raise UsageError(f"--out {args.out} is a file; name a folder for the shards")
     from agents import is_slow, make
-
     from train.distill import opponent_list
 
     try:

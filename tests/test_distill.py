@@ -145,13 +145,11 @@ def test_the_expert_teacher_values_the_cards_the_expert_searches_at_tables_that_
     # teacher="expert": the student's likeliest cards valued (its own card among them), the other
     # legal cards unvalued, the plays it is sure of kept at its odds; the bots take turns by batch.
     torch = pytest.importorskip("torch")
-    from agents import EXPERT_CANDIDATES, EXPERT_CONFIDENT
+    from agents import EXPERT_CANDIDATES, EXPERT_CONFIDENT, POLICY_DIR
     from agents.checkpoint import load_policy, save
     from agents.policy import PolicyNet
     from hearts_env.observe import decode
     from train.distill import collect_shard, fit, load_shards
-
-    from agents import POLICY_DIR
 
     torch.manual_seed(0)
     student_path = POLICY_DIR / "ppo_classic.pt"  # sure of about half its card plays
