@@ -25,7 +25,7 @@ SMOKE = RECIPES / "smoke.yaml"
 def test_shipped_recipes_validate():
     steps = {path.name: [key for key, _, _ in Recipe(load_recipe(path), RECIPES, runs_dir="unused").steps()]
              for path in sorted(RECIPES.glob("*.yaml"))}
-    assert steps["smoke.yaml"] == ["selfplay", "vs_hard", "improve/round1", "improve/round2"]
+    assert steps["smoke.yaml"] == ["selfplay", "vs_hard", "improve/round1", "improve/round2", "improve/round3"]
     assert len(steps["classic.yaml"]) == 2 + 16  # two PPO stages, sixteen improvement rounds
     assert steps["two_player.yaml"] == ["selfplay"]
 
@@ -61,6 +61,11 @@ stages:
     (("{seed: 1, hands: 4}", "{seed: 1, hands: 4}, {seed: 1, hands: 8}"), "its own seed"),
     (("name: b", "name: evaluation"), "the recipe's folder uses this name"),
     (("temperature: 0.5", "temperature: 0.5, opponent: search"), "a search player"),
+    (("temperature: 0.5", "temperature: 0.5, opponent: 'hard,,easy'"), "separated by commas"),
+    (("temperature: 0.5", "temperature: 0.5, opponent: 'hard,expert'"), "'expert' is a search player"),
+    (("temperature: 0.5", "temperature: 0.5, teacher: search"), "teacher"),
+    (("temperature: 0.5", "temperature: 0.5, teacher: expert, card_labels: false"), "expert teacher labels card plays only"),
+    (("temperature: 0.5", "temperature: 0.5, teacher: expert, margin: -1"), "margin"),
 ])
 def test_bad_recipes_are_refused_by_name(tmp_path, edit, words):
     load_recipe(write(tmp_path, GOOD))
@@ -82,6 +87,11 @@ def test_a_started_recipe_keeps_its_finished_steps(tmp_path):
     changed = load_recipe(write(tmp_path, GOOD.replace("temperature: 0.5", "temperature: 0.25"))).model_dump()
     assert any("b/round1" in change and "0.25" in change for change in recipe_changes(started, changed, both))
     assert recipe_changes(started, changed, {"a"}) == []  # a step not yet finished may change
+    # A round saved before its later settings existed (here: the teacher's) reads as their defaults.
+    older = json.loads(json.dumps(started))
+    for setting in ("teacher", "determinizations", "margin"):
+        del older["stages"][1]["rounds"][0][setting]
+    assert recipe_changes(older, started, both) == []
     other_deals = {**started, "evaluation": {**started["evaluation"], "deals": 10}}
     assert recipe_changes(started, other_deals, set()) == [] and recipe_changes(started, other_deals, {"a"})
     # The folder of a started recipe refuses a config that changes a finished step, naming it.
@@ -141,7 +151,7 @@ def test_smoke_recipe_killed_in_the_middle_resumes_without_redoing_finished_step
                              start_new_session=True)
     try:
         deadline = time.monotonic() + 240
-        while not (log.is_file() and "step 2/4" in log.read_text()):
+        while not (log.is_file() and "step 2/5" in log.read_text()):
             assert child.poll() is None and time.monotonic() < deadline, "the recipe did not reach its second step"
             time.sleep(0.2)
     finally:
@@ -152,9 +162,9 @@ def test_smoke_recipe_killed_in_the_middle_resumes_without_redoing_finished_step
     result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=400)
     assert result.returncode == 0, result.stderr[-2000:]
     summary = json.loads(result.stdout)
-    assert list(summary["steps"]) == ["selfplay", "vs_hard", "improve/round1", "improve/round2"]
+    assert list(summary["steps"]) == ["selfplay", "vs_hard", "improve/round1", "improve/round2", "improve/round3"]
     assert first_policy.stat().st_mtime_ns == stamp
-    assert log.read_text().count("step 1/4: selfplay") == 1  # not run again
+    assert log.read_text().count("step 1/5: selfplay") == 1  # not run again
     for step in summary["steps"].values():
         assert set(step["evaluation"]) == {"random", "easy", "normal", "hard"}
         means = [points["mean"] for points in step["evaluation"].values()]

@@ -42,7 +42,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, ValidationError, field_validator
+from pydantic import AfterValidator, Field, ValidationError, field_validator, model_validator
 
 from hearts_env.rules import Rules
 from hearts_env.settings_files import apply_overrides, read_mapping
@@ -60,6 +60,7 @@ from .config import (
     to_rules,
     validation_problems,
 )
+from .distill import opponent_list
 
 
 def _folder_name(value: str) -> str:
@@ -99,7 +100,13 @@ class Collection(_Strict):
 
 
 class Round(_Strict):
-    """One improvement round: collect rollout labels of the current policy, then fit them."""
+    """One improvement round: collect labels of the current policy's decisions, then fit them.
+
+    ``teacher: rollout`` (the default) plays every legal card out on the real deal and fits the
+    values with the improvement loss at ``temperature``; ``teacher: expert`` values the cards the
+    expert player searches (over this policy, on ``determinizations`` belief-dealt worlds) and fits
+    them by imitation where the expert's best card beats the policy's by more than ``margin``
+    points (:func:`train.distill.fit`)."""
 
     collections: list[Collection] = Field(min_length=1)
 
@@ -111,15 +118,25 @@ class Round(_Strict):
             raise ValueError(f"each collection needs its own seed (its shards are named by it), got {seeds}")
         return collections
     tables: Int = Field(1024, ge=1, description="hands played at once (one shard each)")
-    opponent: str = Field("hard", description="bot in the other seats and in the rollouts")
+    opponent: str = Field("hard", description="bot in the other seats and in the rollouts; several separated "
+                                               "by commas take turns by batch")
+    teacher: Literal["rollout", "expert"] = "rollout"
+    determinizations: Int = Field(24, ge=1, description="the expert teacher's worlds per decision")
+    margin: Float = Field(2.0, ge=0, description="the expert teacher's: points its best card must gain to overrule")
     pass_labels: bool = True
     card_labels: bool = True
-    temperature: Float = Field(gt=0, description="T of the improvement loss, in points")
+    temperature: Float = Field(gt=0, description="T of the loss (the improvement's, or the expert's softmax), in points")
     epochs: Int = Field(4, ge=1)
     learning_rate: Float = Field(1e-3, gt=0)
     batch_size: Int = Field(8192, ge=1)
     fit_seed: Int = Field(0, ge=0)
     keep_data: bool = Field(False, description="keep the shards after the fit (millions of labels: gigabytes)")
+
+    @model_validator(mode="after")
+    def _expert_labels_card_plays(self) -> Round:
+        if self.teacher == "expert" and not self.card_labels:
+            raise ValueError("the expert teacher labels card plays only: card_labels must stay true")
+        return self
 
 
 class ImproveStage(_Strict):
@@ -202,10 +219,15 @@ def check_recipe_agents(recipe: RecipeConfig, folder: Path) -> None:
             continue
         for index, spec in enumerate(stage.rounds):
             where = f"stages.{stage.name}.rounds.{index}.opponent"
-            if is_slow(spec.opponent):
-                raise ConfigError(f"{where}: {spec.opponent!r} is a search player, too slow to play in every "
-                                  f"rollout; pick a bot or a policy")
-            build(spec.opponent, where)
+            try:
+                opponents = opponent_list(spec.opponent)
+            except ValueError as err:
+                raise ConfigError(f"{where}: {err}") from None
+            for opponent in opponents:
+                if is_slow(opponent):
+                    raise ConfigError(f"{where}: {opponent!r} is a search player, too slow to play in every "
+                                      f"rollout; pick a bot or a policy")
+                build(opponent, where)
     for spec in recipe.evaluation.opponents:
         build(spec, "evaluation.opponents")
 
@@ -388,7 +410,7 @@ class Recipe:
                 shutil.rmtree(data, ignore_errors=True)
             return out
         jobs = [(str(start), str(data), c.hands, c.seed, spec.tables, spec.opponent, self.config.rules_value.to_dict(),
-                 spec.pass_labels, spec.card_labels) for c in spec.collections]
+                 spec.teacher, spec.determinizations, spec.pass_labels, spec.card_labels) for c in spec.collections]
         self.log(f"{stage.name} round {index + 1}: collecting {sum(c.hands for c in spec.collections):,} hands "
                  f"of {start} in {data}")
         if self.workers > 1 and len(jobs) > 1:
@@ -400,9 +422,9 @@ class Recipe:
         else:
             for job in jobs:
                 _collect(job)
-        stats = fit(str(start), data, out, epochs=spec.epochs, temperature=spec.temperature,
+        stats = fit(str(start), data, out, epochs=spec.epochs, temperature=spec.temperature, margin=spec.margin,
                     learning_rate=spec.learning_rate, batch_size=spec.batch_size, seed=spec.fit_seed,
-                    loss="improvement", log=self.log)
+                    loss="imitation" if spec.teacher == "expert" else "improvement", log=self.log)
         self.log(f"{stage.name} round {index + 1}: fitted {stats.get('examples', 0):,} examples -> {out}")
         if not spec.keep_data:
             shutil.rmtree(data)
@@ -427,12 +449,13 @@ def _die_with_parent(parent: int) -> None:
 
 
 def _collect(job: tuple) -> int:
-    """One collection (in a worker process): :func:`train.distill.collect_shard`'s rollout teacher."""
+    """One collection (in a worker process): :func:`train.distill.collect_shard`."""
     from .distill import collect_shard
 
-    student, data, hands, seed, tables, opponent, rules, pass_labels, card_labels = job
-    return collect_shard(student, Path(data), hands, seed, tables, opponent=opponent, rules=Rules.from_dict(rules),
-                         teacher="rollout", pass_labels=pass_labels, card_labels=card_labels,
+    student, data, hands, seed, tables, opponent, rules, teacher, determinizations, pass_labels, card_labels = job
+    return collect_shard(student, Path(data), hands, seed, tables, determinizations=determinizations,
+                         opponent=opponent, rules=Rules.from_dict(rules), teacher=teacher,
+                         pass_labels=pass_labels, card_labels=card_labels,
                          log=lambda message: print(message, file=sys.stderr, flush=True))
 
 
@@ -468,8 +491,17 @@ def step_specs(dumped: dict) -> list[tuple[str, dict]]:
         if stage.get("kind") == "ppo":
             out.append((step_key(stage["name"]), stage))
         else:
-            out += [(step_key(stage["name"], r), spec) for r, spec in enumerate(stage.get("rounds", []))]
+            out += [(step_key(stage["name"], r), _with_defaults(spec)) for r, spec in enumerate(stage.get("rounds", []))]
     return out
+
+
+def _with_defaults(round_spec: dict) -> dict:
+    """A dumped round with the settings added since it was saved at their defaults, so that a
+    recipe started by an older version still resumes."""
+    try:
+        return Round(**round_spec).model_dump()
+    except (ValidationError, TypeError):
+        return round_spec
 
 
 def step_key(stage: str, round_index: int | None = None) -> str:
