@@ -26,7 +26,7 @@ def test_shipped_recipes_validate():
     steps = {path.name: [key for key, _, _ in Recipe(load_recipe(path), RECIPES, runs_dir="unused").steps()]
              for path in sorted(RECIPES.glob("*.yaml"))}
     assert steps["smoke.yaml"] == ["selfplay", "vs_hard", "improve/round1", "improve/round2", "improve/round3"]
-    assert len(steps["classic.yaml"]) == 2 + 16  # two PPO stages, sixteen improvement rounds
+    assert len(steps["classic.yaml"]) == 2 + 18  # two PPO stages, eighteen improvement rounds
     assert steps["two_player.yaml"] == ["selfplay"]
 
 
