@@ -3,6 +3,7 @@ the smoke recipe end to end, killed in the middle and run again."""
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -20,14 +21,31 @@ from train.recipe import Recipe, load_recipe, recipe_changes
 
 RECIPES = ROOT / "configs" / "recipes"
 SMOKE = RECIPES / "smoke.yaml"
+CLASSIC_POLICY = ROOT / "agents" / "policies" / "ppo_classic.pt"
 
 
-def test_shipped_recipes_validate():
-    steps = {path.name: [key for key, _, _ in Recipe(load_recipe(path), RECIPES, runs_dir="unused").steps()]
-             for path in sorted(RECIPES.glob("*.yaml"))}
+def load_shipped(path: Path, tmp_path: Path):
+    """A shipped recipe; one that starts from a policy outside the repository (runs/round16.pt)
+    is loaded with the shipped classic policy in its place."""
+    text = path.read_text()
+    if "\nstart:" not in text:
+        return load_recipe(path)
+    copy = tmp_path / path.name
+    copy.write_text("\n".join(f"start: {CLASSIC_POLICY}" if line.startswith("start:") else line
+                               for line in text.splitlines()))
+    return load_recipe(copy)
+
+
+def test_shipped_recipes_validate(tmp_path):
+    recipes = {path.name: load_shipped(path, tmp_path) for path in sorted(RECIPES.glob("*.yaml"))}
+    steps = {name: [key for key, _, _ in Recipe(recipe, RECIPES, runs_dir="unused").steps()]
+             for name, recipe in recipes.items()}
     assert steps["smoke.yaml"] == ["selfplay", "vs_hard", "improve/round1", "improve/round2", "improve/round3"]
     assert len(steps["classic.yaml"]) == 2 + 18  # two PPO stages, eighteen improvement rounds
     assert steps["two_player.yaml"] == ["selfplay"]
+    # The last rounds' recipe reruns the classic recipe's rounds 17 and 18 as they are there.
+    assert steps["classic_last_rounds.yaml"] == ["improve/round1", "improve/round2"]
+    assert recipes["classic_last_rounds.yaml"].stages[0].rounds == recipes["classic.yaml"].stages[2].rounds[16:]
 
 
 def write(tmp_path, text: str) -> Path:
@@ -75,8 +93,44 @@ def test_bad_recipes_are_refused_by_name(tmp_path, edit, words):
 
 def test_an_improve_stage_first_is_refused(tmp_path):
     text = GOOD.replace("  - {kind: ppo, name: a, config: SMOKE_CONFIG, budgets: [100]}\n", "")
-    with pytest.raises(ConfigError, match="first stage must be a ppo stage"):
+    with pytest.raises(ConfigError, match="first stage must be a ppo stage.*start: PATH"):
         load_recipe(write(tmp_path, text))
+
+
+@pytest.mark.parametrize("start, words", [
+    ("nope.pt", "start: policy file not found: .*nope.pt"),
+    ("bad.pt", "start: .*bad.pt"),
+    (str(ROOT / "agents" / "policies" / "ppo_two_player.pt"), "start: .*ppo_two_player.pt.*two_player"),
+])
+def test_a_bad_start_policy_is_refused_before_any_work(tmp_path, start, words):
+    (tmp_path / "bad.pt").write_text("not a checkpoint")
+    with pytest.raises(ConfigError, match=words):
+        load_recipe(write(tmp_path, GOOD.replace("name: r", f"name: r\nstart: {start}")))
+
+
+def test_a_recipe_with_a_start_policy_begins_from_it(tmp_path):
+    """An improve stage may come first when the recipe names a start policy: its first round
+    collects that policy's decisions and fits from its weights."""
+    import torch
+
+    shutil.copyfile(CLASSIC_POLICY, tmp_path / "start.pt")
+    text = ("name: s\nstart: start.pt\nstages:\n"
+            "  - {kind: improve, name: b, rounds: [{collections: [{seed: 1, hands: 4}], tables: 4, "
+            "temperature: 0.5, epochs: 1, batch_size: 64}]}\n")
+    recipe = Recipe(load_recipe(write(tmp_path, text)), tmp_path, tmp_path / "runs", workers=1, progress=False,
+                    log=lambda message: None)
+    summary = recipe.run()
+    assert list(summary["steps"]) == ["b/round1"]
+    folder = tmp_path / "runs" / "s" / "b" / "round1"
+    assert json.loads((folder / "round.json").read_text())["student"] == str((tmp_path / "start.pt").resolve())
+    before = torch.load(tmp_path / "start.pt", weights_only=True)["model"]
+    after = torch.load(folder / "policy.pt", weights_only=True)["model"]
+    moved = [float((after[k] - before[k]).norm() / before[k].norm()) for k in before if before[k].norm() > 0]
+    assert 0 < max(moved) < 0.1  # fitted from the start policy's weights: changed, and not by much
+    # Another start policy once a step has finished is another recipe: refused by name.
+    shutil.copyfile(CLASSIC_POLICY, tmp_path / "other.pt")
+    with pytest.raises(ConfigError, match="start: 'start.pt' -> 'other.pt'"):
+        Recipe(load_recipe(write(tmp_path, text.replace("start.pt", "other.pt"))), tmp_path, tmp_path / "runs")
 
 
 def test_a_started_recipe_keeps_its_finished_steps(tmp_path):

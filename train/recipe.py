@@ -12,6 +12,10 @@ A recipe is a list of stages run in order, each starting from the policy the sta
   decisions of the current policy (:func:`train.distill.collect_shard`, one collection per seed,
   ``workers`` at a time) and fits them with the improvement loss (:func:`train.distill.fit`).
 
+A recipe with ``start`` (a policy checkpoint) begins from that policy instead of from nothing: its
+first stage, PPO or improve, starts from it (to improve a shipped policy further, or to rerun a
+recipe's later steps from a policy one of its steps wrote).
+
 Everything lives in ``<runs_dir>/<name>/``: a folder per stage (the PPO run; for ``improve`` a
 folder per round with its shards and policy), ``recipe.json`` (the config and each finished step's
 policy, time and evaluation), ``recipe.log``, TensorBoard logs of the evaluations in
@@ -19,9 +23,10 @@ policy, time and evaluation), ``recipe.log``, TensorBoard logs of the evaluation
 
 A finished step is never run again: a PPO run resumes from its checkpoint, a collection skips the
 shards it wrote, a round whose policy exists is done. So the same command after a kill goes on from
-where it stopped. A config that changes a finished step (or the rules, the name or the evaluation
-once a step has finished) is refused by name, since those steps would no longer be what it says;
-the steps not yet finished may change, and stages or rounds may be added at the end.
+where it stopped. A config that changes a finished step (or the rules, the name, the start policy
+or the evaluation once a step has finished) is refused by name, since those steps would no longer
+be what it says; the steps not yet finished may change, and stages or rounds may be added at the
+end.
 
 After every step the policy is measured by the ``evaluate`` function given (the command passes the
 arena's head-to-head against each of ``evaluation.opponents``); the mean over the opponents is the
@@ -158,6 +163,8 @@ Stage = Annotated[PPOStage | ImproveStage, Field(discriminator="kind")]
 class RecipeConfig(_Strict):
     name: FolderName = Field(description="the recipe's folder under the runs directory")
     rules: Any = "classic"
+    start: str | None = Field(None, description="a policy checkpoint the first stage starts from (relative to "
+                                                "the recipe file); without it the first stage is a ppo stage")
     stages: list[Stage] = Field(min_length=1)
     evaluation: EvaluationConfig = Field(default_factory=EvaluationConfig)
 
@@ -179,12 +186,12 @@ class RecipeConfig(_Strict):
             raise ValueError(f"{', '.join(taken)}: the recipe's folder uses this name itself ({', '.join(RECIPE_FILES)})")
         return stages
 
-    @field_validator("stages")
-    @classmethod
-    def _starts_with_ppo(cls, stages: list) -> list:
-        if stages and stages[0].kind != "ppo":
-            raise ValueError("the first stage must be a ppo stage: an improve stage improves the policy before it")
-        return stages
+    @model_validator(mode="after")
+    def _starts_with_ppo(self) -> RecipeConfig:
+        if self.start is None and self.stages[0].kind != "ppo":
+            raise ValueError("the first stage must be a ppo stage (an improve stage improves the policy before "
+                             "it), or give the recipe a start policy (start: PATH)")
+        return self
 
     @property
     def rules_value(self) -> Rules:
@@ -198,8 +205,32 @@ def load_recipe(path: str | Path) -> RecipeConfig:
         recipe = RecipeConfig(**data)
     except ValidationError as err:
         raise ConfigError(f"invalid recipe {path}: {validation_problems(err)}") from None
+    check_start(recipe, Path(path).parent)
     check_recipe_agents(recipe, Path(path).parent)
     return recipe
+
+
+def start_path(recipe: RecipeConfig, folder: Path) -> Path | None:
+    """The recipe's start policy (relative paths are relative to ``folder``, the recipe file's), or None."""
+    if recipe.start is None:
+        return None
+    path = Path(recipe.start).expanduser()
+    return (path if path.is_absolute() else folder / path).resolve()
+
+
+def check_start(recipe: RecipeConfig, folder: Path) -> None:
+    """Refuse a start policy that is missing, unreadable or of other rules before any work."""
+    from agents.checkpoint import CheckpointError, load_policy
+
+    path = start_path(recipe, folder)
+    if path is None:
+        return
+    if not path.is_file():
+        raise ConfigError(f"start: policy file not found: {path}")
+    try:
+        load_policy(path, rules=recipe.rules_value)
+    except CheckpointError as err:
+        raise ConfigError(f"start: {err}") from None
 
 
 def check_recipe_agents(recipe: RecipeConfig, folder: Path) -> None:
@@ -332,7 +363,7 @@ class Recipe:
 
         self._save_state()
         writer = None
-        policy: Path | None = None
+        policy = start_path(self.config, self.config_folder)
         steps = self.steps()
         for index, (key, stage, round_index) in enumerate(steps, start=1):
             record = self.state["steps"].get(key)
@@ -466,11 +497,11 @@ def panel_score(evaluation: dict[str, dict[str, float]]) -> float:
 
 def recipe_changes(saved: dict, new: dict, finished: set[str]) -> list[str]:
     """What ``new`` changes of the ``finished`` steps of the config a recipe was started with (both
-    dumped), and of its name, rules and evaluation once a step has finished: ``"what: old -> new"``
-    for each difference. Steps not yet finished may change; steps may be added."""
+    dumped), and of its name, rules, start policy and evaluation once a step has finished:
+    ``"what: old -> new"`` for each difference. Steps not yet finished may change; steps may be added."""
     changes = []
     if finished:
-        changes += [f"{key}: {saved.get(key)!r} -> {new.get(key)!r}" for key in ("name", "rules", "evaluation")
+        changes += [f"{key}: {saved.get(key)!r} -> {new.get(key)!r}" for key in ("name", "rules", "start", "evaluation")
                     if saved.get(key) != new.get(key)]
     new_steps = step_specs(new)
     for i, (key, spec) in enumerate(step_specs(saved)):
