@@ -1,5 +1,6 @@
-"""``hearts recipe CONFIG``: run a training recipe (PPO stages, then improvement rounds) from nothing
-to a policy; the same command again resumes it where it stopped (``train/recipe.py``)."""
+"""``hearts recipe CONFIG``: run a training recipe (PPO stages, then improvement rounds) from nothing,
+or from its ``start`` policy, to a policy; the same command again resumes it where it stopped
+(``train/recipe.py``)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ def register(subparsers) -> None:
         help="run a whole training recipe (PPO stages, improvement rounds, an arena evaluation after each "
              "step); the same command resumes it",
         description="Run a training recipe: its stages in order (PPO runs, then rounds of policy improvement from "
-                    "rollout labels), each from the policy before it, with an arena evaluation of every step's "
+                    "rollout or expert labels), each from the policy before it (the first from the recipe's "
+                    "start policy, if it names one), with an arena evaluation of every step's "
                     "policy (TensorBoard in <runs-dir>/<name>/evaluation). Steps already done are skipped, so "
                     "the same command after a kill goes on from where it stopped. See docs/training.md.",
     )

@@ -239,6 +239,35 @@ def test_the_teacher_overrules_the_student_only_by_more_than_the_margin():
     np.testing.assert_allclose(target.sum(axis=1), 1, rtol=1e-6)
 
 
+def test_held_out_agreement_counts_any_card_the_teacher_values_best(tmp_path):
+    # Every legal card valued the same (neighbouring cards often play out alike): whatever card the
+    # student plays is one of the teacher's best, so it agrees everywhere and regrets nothing. The
+    # student's card 2 points worse than the others: no agreement, and 2 points of regret.
+    from hearts_env.observe import observe
+    from train.distill import fit
+
+    state = random_states(CLASSIC, 256, 30, seed=3)
+    obs, mask = observe(state).astype(np.float16), he.legal_mask(state)
+    obs, mask = obs[mask.sum(axis=1) > 1], mask[mask.sum(axis=1) > 1]
+    values = np.where(mask, 5.0, np.inf).astype(np.float32)
+    shard = {"meta": np.array(json.dumps({"rules": CLASSIC.to_dict()})), "obs": obs,
+             "mask": np.packbits(mask, axis=1), "values": values, "is_pass": np.zeros(len(obs), dtype=bool),
+             "kept_obs": np.zeros((0, 629), np.float16), "kept_mask": np.zeros((0, 7), np.uint8),
+             "kept_probs": np.zeros((0, 52), np.float32)}
+    student = "agents/policies/ppo_classic.pt"
+
+    def held_out(values):
+        np.savez(tmp_path / "shard_1_0000.npz", **{**shard, "values": values})
+        return fit(student, tmp_path, tmp_path / "out.pt", epochs=1, loss="regression", holdout=0.5,
+                   log=lambda message: None)["before"]
+
+    assert held_out(values) == {"agreement": 1.0, "regret": 0.0}
+    chosen = make(f"ckpt:{student}").act(obs.astype(np.float32), mask)
+    values[np.arange(len(obs)), chosen] = 7.0
+    measured = held_out(values)
+    assert measured["agreement"] == 0.0 and measured["regret"] == pytest.approx(2.0)
+
+
 def one_hand(state):
     """The same games, stopping when the current hand is scored (as the collected tables do)."""
     state = state.copy()

@@ -383,7 +383,8 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
     exactly as before until the fit uses the new units), for more capacity to learn the values;
     ``card_scorer`` adds (or grows) the per-card scorer of ``agents.card_scorer`` the same way.
 
-    Reported on held-out labelled decisions: agreement with the teacher's best card, and *regret*,
+    Reported on held-out labelled decisions: agreement with the teacher (the student's card is one
+    the teacher values best, equal values included), and *regret*,
     the teacher's points for the student's greedy card minus those of its best card (per decision;
     passes and card plays apart where passes are labelled).
     """
@@ -447,8 +448,12 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
         net.train()
         chosen = logits.argmax(-1)
         regret = values_t[held].gather(1, chosen[:, None]).squeeze(1) - values_t[held].gather(1, best_t[held][:, None]).squeeze(1)
-        out = {"agreement": float((chosen == best_t[held]).float().mean()), "regret": float(regret.mean())}
         valued = valued_t[held].gather(1, chosen[:, None]).squeeze(1)
+        # Agreement: the student's card is one the teacher values best. Equal values are common
+        # (neighbouring cards such as 2♥ and 3♥ often play out the same), so the student agrees
+        # with any of them, not only with the first in card order.
+        agrees = valued & (regret <= 1e-6)
+        out = {"agreement": float(agrees.float().mean()), "regret": float(regret.mean())}
         if not valued.all():  # a card the teacher did not value has no regret to count: reported apart
             out["regret"] = float(regret[valued].mean()) if valued.any() else 0.0
             out["unvalued"] = float((~valued).float().mean())
