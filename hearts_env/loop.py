@@ -129,8 +129,6 @@ def play(
             if count == 0:
                 return decisions
             rows = active.nonzero()[0]
-            # Fresh arrays every step: an agent may keep what it was given.
-            obs = observe(work)
             mask = engine.legal_mask(work)
             actions = np.zeros(work.batch_size, dtype=np.int64)
             agent_of = np.where(active, who, -1)
@@ -144,11 +142,17 @@ def play(
                 groups = [(int(asked[asked_rows[0]]), asked_rows)]
             else:
                 groups = [(index, (asked == index).nonzero()[0]) for index in np.unique(asked[asked_rows])]
+            # Only the games whose agent is asked are observed (not the finished ones, nor a seat's
+            # forced card), each agent's together, so no observation is copied: encoding them is
+            # most of the loop's own work. A hook sees every decision, so then all are observed.
+            # Fresh arrays every step: an agent may keep what it was given.
+            seen = observe(work, games=rows) if on_decision is not None else None
+            if seen is not None:
+                position = np.zeros(work.batch_size, dtype=np.int64)
+                position[rows] = np.arange(rows.size)
             for index, mine in groups:
-                if mine.size == work.batch_size and on_decision is None:  # every row: no copies
-                    chosen = np.asarray(agents[index].act(obs, mask)).reshape(-1)
-                else:
-                    chosen = np.asarray(agents[index].act(obs[mine], mask[mine])).reshape(-1)
+                obs = observe(work, games=mine) if seen is None else seen[position[mine]]
+                chosen = np.asarray(agents[index].act(obs, mask[mine])).reshape(-1)
                 if chosen.shape != (mine.size,):
                     raise AgentError(f"agent {agent_name(agents[index])!r} returned {chosen.shape[0]} actions "
                                      f"for {mine.size} decisions", int(index))
@@ -165,7 +169,7 @@ def play(
                                  f"{ids[bad]}: {reason}", index)
             if on_decision is not None:
                 on_decision(Decisions(state=work, rows=rows, games=ids[rows], seat=work.current_player[rows],
-                                      agent=agent_of[rows], observation=obs[rows], mask=mask[rows], action=chosen))
+                                      agent=agent_of[rows], observation=seen, mask=mask[rows], action=chosen))
             engine.step_inplace(work, actions, active)
             decisions += count
             ended = rows[work.hand_over[rows]]

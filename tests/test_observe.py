@@ -97,6 +97,23 @@ def test_out_buffer_gives_the_same_vector():
         observe.observe(state, out=np.zeros((3, 3)))
 
 
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_observing_some_games_gives_their_rows(variant):
+    # games= picks rows (in any order, repeated) and seats then go with the rows; out of range is refused.
+    state = random_states(VARIANTS[variant], 24, 37, 2)
+    games = np.array([5, 0, 23, 5, 11])
+    whole = observe.observe(state)
+    np.testing.assert_array_equal(observe.observe(state, games=games), whole[games])
+    seats = np.array([1, 0, 1, 0, 1])
+    by_seat = [observe.observe(state, seats=np.full(24, seat)) for seat in (0, 1)]
+    np.testing.assert_array_equal(observe.observe(state, seats=seats, games=games),
+                                  np.stack([by_seat[seat][g] for g, seat in zip(games, seats)]))
+    assert observe.observe(state, games=np.array([], dtype=np.int64)).shape == (0, observe.OBS_DIM)
+    for bad in ([24], [-1]):
+        with pytest.raises(IndexError, match="indices 0..23"):
+            observe.observe(state, games=np.array(bad))
+
+
 def test_decode_rejects_wrong_length():
     with pytest.raises(ValueError, match=str(observe.OBS_DIM)):
         observe.decode(np.zeros((2, 10), np.float32))
