@@ -85,12 +85,12 @@ def _policy_search(seed):
 
 
 #: The ``expert``'s budget knob: sampled deals per decision (``expert:N`` sets it). Its other
-#: settings are fixed: the policy's three most probable cards are searched, a card the policy
-#: gives 90% or more is played without searching (about half of the card plays with a choice),
+#: settings are fixed: the policy's four most probable cards are searched, a card the policy
+#: gives 97% or more is played without searching (about half of the card plays with a choice),
 #: and the deals are dealt by the shipped belief model (``agents/belief.py``).
-EXPERT_DETERMINIZATIONS = 24
-EXPERT_CANDIDATES = 3
-EXPERT_CONFIDENT = 0.9
+EXPERT_DETERMINIZATIONS = 32
+EXPERT_CANDIDATES = 4
+EXPERT_CONFIDENT = 0.97
 #: The belief model of hard opponents the expert deals its worlds by (``hearts belief``).
 EXPERT_BELIEF = POLICY_DIR / "belief_classic.pt"
 

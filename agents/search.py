@@ -10,9 +10,9 @@ improved), then plays the card with
 the fewest penalty points on average (moon included). Passing, and plays with one legal card, are
 left to a base agent. With a base that reports its odds (a policy), the search can be narrowed to
 the base's most probable cards (``candidates``) and skipped where the base is sure of its card
-(``confident``): the ``expert`` spec searches ``ppo-classic``'s three likeliest cards and leaves it
-the plays it gives 90% or more, about half of them, which makes it several times faster than
-searching every card for a small loss of strength (``docs/strength.md``).
+(``confident``): the ``expert`` spec searches ``ppo-classic``'s four likeliest cards and leaves it
+the plays it gives 97% or more, about half of them, which makes it several times faster than
+searching every card (``docs/strength.md``).
 
 It sees only the observation and the mask, like every agent: the engine states it searches are
 rebuilt from the observation (in relative seats: the seat itself is seat 0), never read from the

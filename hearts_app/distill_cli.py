@@ -29,8 +29,8 @@ def register(subparsers) -> None:
     collect.add_argument("--tables", type=int, default=128, help="hands played at once per worker (one shard each)")
     collect.add_argument("--teacher", choices=["search", "expert", "rollout"], default="search",
                          help="search: the search player's mean over sampled deals (card plays); expert: the expert "
-                              "player's search over the student (its three likeliest cards, worlds dealt by the "
-                              "belief model, card plays it is unsure of); rollout: every "
+                              "player's search over the student, narrowed (its three likeliest cards, worlds dealt by the "
+                              "belief model, card plays it gives under 90%%); rollout: every "
                               "legal card played or passed and the hand played out once on the real deal (card plays "
                               "and passes; noisy, unbiased, much faster; fit with --loss improvement)")
     collect.add_argument("--pass-labels", action=argparse.BooleanOptionalAction, default=True,

@@ -145,11 +145,11 @@ def test_the_expert_teacher_values_the_cards_the_expert_searches_at_tables_that_
     # teacher="expert": the student's likeliest cards valued (its own card among them), the other
     # legal cards unvalued, the plays it is sure of kept at its odds; the bots take turns by batch.
     torch = pytest.importorskip("torch")
-    from agents import EXPERT_CANDIDATES, EXPERT_CONFIDENT, POLICY_DIR
+    from agents import POLICY_DIR
     from agents.checkpoint import load_policy, save
     from agents.policy import PolicyNet
     from hearts_env.observe import decode
-    from train.distill import collect_shard, fit, load_shards
+    from train.distill import TEACHER_CANDIDATES, TEACHER_CONFIDENT, collect_shard, fit, load_shards
 
     torch.manual_seed(0)
     student_path = POLICY_DIR / "ppo_classic.pt"  # sure of about half its card plays
@@ -167,16 +167,16 @@ def test_the_expert_teacher_values_the_cards_the_expert_searches_at_tables_that_
     obs, mask, values = data["obs"].astype(np.float32), data["mask"], data["values"]
     valued = np.isfinite(values)
     assert not (valued & ~mask).any() and (mask.sum(axis=1) > 1).all()
-    assert ((valued.sum(axis=1) >= 2) & (valued.sum(axis=1) <= EXPERT_CANDIDATES)).all()
+    assert ((valued.sum(axis=1) >= 2) & (valued.sum(axis=1) <= TEACHER_CANDIDATES)).all()
     own, odds = student.policy(obs, mask)
     assert valued[np.arange(len(own)), own].all()  # the student's own card is always searched
     # (The odds are recomputed from the shards' float16 observations: a hair of tolerance.)
-    assert (np.where(mask, odds, 0).max(axis=1) < EXPERT_CONFIDENT + 1e-3).all()
+    assert (np.where(mask, odds, 0).max(axis=1) < TEACHER_CONFIDENT + 1e-3).all()
     kept_obs, kept_mask = data["kept_obs"].astype(np.float32), data["kept_mask"]
     plays = decode(kept_obs)["phase"][:, 1] > 0
     _, kept_odds = student.policy(kept_obs[plays], kept_mask[plays])
     assert plays.sum() > 10  # sure of its card: played without searching
-    assert (np.where(kept_mask[plays], kept_odds, 0).max(axis=1) >= EXPERT_CONFIDENT - 1e-3).all()
+    assert (np.where(kept_mask[plays], kept_odds, 0).max(axis=1) >= TEACHER_CONFIDENT - 1e-3).all()
     # A fit from another network: its cards outside the valued ones are reported apart, not as free.
     other = save(tmp_path / "other.pt", PolicyNet(hidden=[8]), {"rules": CLASSIC.to_dict(), "iteration": 0})
     stats = fit(str(other), shards, tmp_path / "out.pt", epochs=1, holdout=0.5, log=lambda message: None)

@@ -9,11 +9,12 @@ with the student's own odds, so that a fit does not drift there. Two teachers:
 
 * ``search``: the search player (``agents.search.SearchAgent``), a mean over sampled deals of the
   unseen cards, at card plays only (passes keep the student's own odds): tens of labels per second;
-* ``expert``: the ``expert`` player's search over the student (the student's three likeliest cards,
-  worlds dealt by the belief model of ``hard``, ``hard`` in the rollouts): values for those cards
-  only (the other legal cards are left unvalued), and the plays the student is sure of (90% or
-  more) kept at its own odds, as the expert plays them without searching: a few hundred labels a
-  second, each a mean over worlds sampled from what the seat saw rather than the real deal;
+* ``expert``: the ``expert`` player's search over the student, narrowed (the student's three
+  likeliest cards, worlds dealt by the belief model of ``hard``, ``hard`` in the rollouts):
+  values for those cards only (the other legal cards are left unvalued), and the plays the
+  student is sure of (90% or more) kept at its own odds, as the search plays them without
+  searching: a few hundred labels a second, each a mean over worlds sampled from what the seat
+  saw rather than the real deal;
 * ``rollout``: every legal card played (or passed) and the hand played out once on the *real*
   deal (:func:`rollout_values`), at card plays, passes or both: one noisy but unbiased label per
   card, over a thousand labelled decisions per second.
@@ -96,10 +97,10 @@ def collect_shard(student_path: str, out: Path, hands: int, seed: int, tables: i
     opponents = opponent_list(opponent)
     bots = {name: make(name, seed=seed, rules=rules_value) for name in opponents}
     if teacher == "expert":
-        from agents import EXPERT_BELIEF, EXPERT_CANDIDATES, EXPERT_CONFIDENT
+        from agents import EXPERT_BELIEF
 
         expert = SearchAgent(rules_value, rollout="hard", own=student, base=student, determinizations=determinizations,
-                             seed=seed, candidates=EXPERT_CANDIDATES, confident=EXPERT_CONFIDENT, belief=EXPERT_BELIEF)
+                             seed=seed, candidates=TEACHER_CANDIDATES, confident=TEACHER_CONFIDENT, belief=EXPERT_BELIEF)
         searches = dict.fromkeys(opponents, expert)
     elif teacher == "search":  # the rollouts are played by the table's own bot
         searches = {name: SearchAgent(rules_value, rollout=bots[name], own=student, determinizations=determinizations,
@@ -182,6 +183,11 @@ def collect_shard(student_path: str, out: Path, hands: int, seed: int, tables: i
 
 #: The teachers of :func:`collect_shard`.
 TEACHERS = ("search", "expert", "rollout")
+#: The expert teacher's search: the student's three likeliest cards, none where it gives its card
+#: 90% or more. (The ``expert`` player searches wider; these are the settings the shipped
+#: policy's expert round was collected with, kept so that its recipe reproduces.)
+TEACHER_CANDIDATES = 3
+TEACHER_CONFIDENT = 0.9
 
 
 def opponent_list(text: str) -> list[str]:

@@ -109,7 +109,8 @@ class Round(_Strict):
 
     ``teacher: rollout`` (the default) plays every legal card out on the real deal and fits the
     values with the improvement loss at ``temperature``; ``teacher: expert`` values the cards the
-    expert player searches (over this policy, on ``determinizations`` belief-dealt worlds) and fits
+    expert teacher searches (``train.distill``'s: the expert player's search, narrowed; over this
+    policy, on ``determinizations`` belief-dealt worlds) and fits
     them by imitation where the expert's best card beats the policy's by more than ``margin``
     points (:func:`train.distill.fit`)."""
 
