@@ -243,6 +243,7 @@ def test_held_out_agreement_counts_any_card_the_teacher_values_best(tmp_path):
     # Every legal card valued the same (neighbouring cards often play out alike): whatever card the
     # student plays is one of the teacher's best, so it agrees everywhere and regrets nothing. The
     # student's card 2 points worse than the others: no agreement, and 2 points of regret.
+    from agents import POLICY_DIR
     from hearts_env.observe import observe
     from train.distill import fit
 
@@ -254,7 +255,7 @@ def test_held_out_agreement_counts_any_card_the_teacher_values_best(tmp_path):
              "mask": np.packbits(mask, axis=1), "values": values, "is_pass": np.zeros(len(obs), dtype=bool),
              "kept_obs": np.zeros((0, 629), np.float16), "kept_mask": np.zeros((0, 7), np.uint8),
              "kept_probs": np.zeros((0, 52), np.float32)}
-    student = "agents/policies/ppo_classic.pt"
+    student = str(POLICY_DIR / "ppo_classic.pt")
 
     def held_out(values):
         np.savez(tmp_path / "shard_1_0000.npz", **{**shard, "values": values})

@@ -188,7 +188,7 @@ class RecipeConfig(_Strict):
         return stages
 
     @model_validator(mode="after")
-    def _starts_with_ppo(self) -> RecipeConfig:
+    def _first_stage_has_a_policy(self) -> RecipeConfig:
         if self.start is None and self.stages[0].kind != "ppo":
             raise ValueError("the first stage must be a ppo stage (an improve stage improves the policy before "
                              "it), or give the recipe a start policy (start: PATH)")
