@@ -11,11 +11,12 @@ the cache in ``NUMBA_CACHE_DIR`` when set, else in the package's ``__pycache__``
 read-only package) in the user's cache folder. Where no writable cache folder exists at all, the
 kernels are compiled in memory at every start instead: slower to start, the same results.
 
-A kernel calls rules from other files (the step in ``engine`` calls ``play``, ``scoring``, ...),
-and Numba on its own checks only the kernel's own file before reusing its cached code. So every
-function compiled here is cached under a stamp that hashes its own file and every file of
-``hearts_env`` with compiled functions (``ENGINE_FILES``): editing any of them recompiles the
-kernels that may call it instead of running stale code. (A locator list set by the user in
+A kernel calls rules from other files (the step in ``engine`` calls ``play``, ``scoring``, ...;
+a bot's compiled rules call helpers beside them), and Numba on its own checks only the
+kernel's own file before reusing its cached code. So every function compiled here is cached under
+a stamp that hashes its own file, the files of its own folder with compiled functions, and every
+file of ``hearts_env`` with compiled functions (``ENGINE_FILES``): editing any of them recompiles
+the kernels that may call it instead of running stale code. (A locator list set by the user in
 ``NUMBA_CACHE_LOCATOR_CLASSES`` is kept, and with it Numba's own per-file check.)
 """
 
@@ -37,11 +38,24 @@ ENGINE_FILES = tuple(_HERE / name for name in (
 ))
 
 
+def stamped_files(own_file: str) -> list[Path]:
+    """The files whose changes recompile a kernel of ``own_file``: it, the files beside it with
+    compiled functions, and every engine file with compiled functions."""
+    own = Path(own_file).resolve()
+    neighbours = {path.resolve() for path in own.parent.glob("*.py") if _compiles(path)}
+    return sorted({own, *neighbours, *ENGINE_FILES})
+
+
+def _compiles(path: Path) -> bool:
+    text = path.read_text("utf-8")
+    return "@jit" in text or "@inline" in text
+
+
 @functools.lru_cache(maxsize=None)
 def sources_stamp(own_file: str) -> str:
-    """A hash of ``own_file`` and every engine file with compiled functions."""
+    """A hash of the files of ``stamped_files(own_file)``."""
     digest = hashlib.sha256()
-    for path in sorted({Path(own_file).resolve(), *ENGINE_FILES}):
+    for path in stamped_files(own_file):
         digest.update(str(path.name).encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()
@@ -70,20 +84,29 @@ _LOCATORS = ",".join(f"{__name__}.{cls.__name__}" for cls in (UserProvidedLocato
 _warned = False
 
 
-def jit(function):
-    """``function`` compiled in nopython mode, cached on disk where a cache folder is writable."""
+def jit(function, inline: bool = False):
+    """``function`` compiled in nopython mode, cached on disk where a cache folder is writable.
+    ``inline``: compiled into each compiled caller instead of called (see :func:`inline`)."""
     global _warned
     chosen = numba.config.CACHE_LOCATOR_CLASSES
+    options = {"inline": "always"} if inline else {}
     try:
         if chosen == "":  # (a locator list set by the user, as NUMBA_CACHE_LOCATOR_CLASSES, is kept)
             numba.config.CACHE_LOCATOR_CLASSES = _LOCATORS
-        return numba.njit(cache=True)(function)
+        return numba.njit(cache=True, **options)(function)
     except RuntimeError as error:  # Numba found no writable cache folder for this file
         if not _warned:
             warnings.warn(f"hearts_env: compiling without an on-disk cache ({error}); set NUMBA_CACHE_DIR "
                           "to a writable folder to compile once", RuntimeWarning, stacklevel=2)
             _warned = True
-        return numba.njit(function)
+        return numba.njit(**options)(function)
     finally:
         if chosen == "":
             numba.config.CACHE_LOCATOR_CLASSES = chosen
+
+
+def inline(function):
+    """``jit``, compiled into each compiled caller: for the many small functions a kernel calls
+    once per game (the bots' rules), where a call, handing over the game's pieces, costs more than
+    the function's own work. Called from Python it runs compiled as ``jit`` would."""
+    return jit(function, inline=True)

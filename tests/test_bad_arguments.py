@@ -319,7 +319,7 @@ def test_aec_step_refuses_what_is_not_one_card_id(action):
 
 
 def test_bot_tables_refuse_inputs_of_the_wrong_shape():
-    from agents.heuristic.table import Table, pick
+    from agents.heuristic.table import Table
     from hearts_env.observe import OBS_DIM
 
     with pytest.raises(ValueError, match=f"{OBS_DIM} floats"):
@@ -328,5 +328,3 @@ def test_bot_tables_refuse_inputs_of_the_wrong_shape():
         Table(np.zeros(OBS_DIM, np.float32), np.zeros(52, bool))
     with pytest.raises(ValueError, match="action_mask must have shape"):
         Table(np.zeros((2, OBS_DIM), np.float32), np.zeros((2, 10), bool))
-    with pytest.raises(ValueError, match="preference must have shape"):
-        pick(np.ones(3, np.uint64), np.zeros((2, 52)))

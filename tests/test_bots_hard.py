@@ -9,8 +9,8 @@ import pytest
 
 import hearts_env as he
 from agents import make
-from agents.heuristic import hard
-from agents.heuristic.base import RuleBot
+from agents.heuristic import hard, normal
+from agents.heuristic.table import Table
 from hearts_env import cards, engine
 from hearts_env.observe import observe
 from tests.scripted import game, hand, play
@@ -181,7 +181,7 @@ def clubs_or_diamonds_lead(seat3_first_card):
 def test_avoids_leading_a_suit_an_opponent_is_void_in():
     assert hard_choice(clubs_or_diamonds_lead("4C")) == ("9C", "lead_by_estimate")  # nobody void: a club
     state = clubs_or_diamonds_lead("2D")  # seat 3, on seat 0's right, showed a void in clubs
-    assert hard.HardTable(observe(state), he.legal_mask(state)).voids[0, 3, cards.CLUBS]
+    assert Table(observe(state), he.legal_mask(state)).voids[0, 3, cards.CLUBS]
     assert hard_choice(state) == ("TD", "lead_by_estimate")
 
 
@@ -272,19 +272,21 @@ def mixed_states(rules, n, seed):
 
 
 @pytest.mark.parametrize("variant", list(VARIANTS) + ["moon_off"])
-def test_phase_split_decides_like_the_plain_rule_list(variant):
+def test_decides_each_game_of_a_batch_as_that_game_alone(variant):
+    # The compiled rules run game by game over a batch: nothing of one game may reach another's.
     rules = VARIANTS.get(variant) or CLASSIC.replace(moon="off")
     state = mixed_states(rules, 256, seed=5)
     obs, mask = observe(state), he.legal_mask(state)
     bot = hard.HardBot()
-    split = bot.decide(hard.HardTable(obs, mask))
-    plain = RuleBot.decide(bot, hard.HardTable(obs, mask))
-    np.testing.assert_array_equal(split[0], plain[0])
-    np.testing.assert_array_equal(split[1], plain[1])
-    assert mask[np.arange(len(obs)), split[0]].all()
+    cards_chosen, rules_chosen = bot.decide(Table(obs, mask))
+    alone = [bot.decide(Table(obs[g:g + 1], mask[g:g + 1])) for g in range(len(obs))]
+    np.testing.assert_array_equal(cards_chosen, [card[0] for card, _ in alone])
+    np.testing.assert_array_equal(rules_chosen, [rule[0] for _, rule in alone])
+    assert mask[np.arange(len(obs)), cards_chosen].all()
+    assert len(set(rules_chosen)) >= 6  # the states reach rules of every phase
 
 
 def test_rules_are_documented_in_order():
     doc = hard.__doc__
-    positions = [doc.find(f"``{rule.__name__}``") for rule in hard.HardBot.rules[: -len(hard.NORMAL_PLAY)]]
+    positions = [doc.find(f"``{rule.__name__}``") for rule in hard.HardBot.rules[: -len(normal.PLAY_RULES)]]
     assert all(p >= 0 for p in positions) and positions == sorted(positions)

@@ -98,3 +98,16 @@ def test_cached_kernels_are_stamped_with_their_own_file_and_the_engine_files():
         assert locator.get_source_stamp() == compiled.sources_stamp(str(own))
     assert compiled.sources_stamp(str(ROOT / "hearts_env" / "engine.py")) != \
         compiled.sources_stamp(str(ROOT / "agents" / "heuristic" / "table.py"))
+
+
+def test_a_bot_kernel_is_stamped_with_the_rules_it_calls_beside_it():
+    # hard's compiled rules call normal's, easy's and the table's: a change to any of them must
+    # recompile hard's kernel, not reuse it from the cache.
+    from agents.heuristic import hard
+    from hearts_env import compiled
+
+    bots = ROOT / "agents" / "heuristic"
+    files = compiled.stamped_files(str(bots / "hard.py"))
+    assert {bots / name for name in ("hard.py", "normal.py", "easy.py", "table.py", "base.py")} <= set(files)
+    assert set(compiled.ENGINE_FILES) <= set(files)
+    assert hard._decide._cache._impl.locator.get_source_stamp() == compiled.sources_stamp(str(bots / "hard.py"))

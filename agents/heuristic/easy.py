@@ -19,54 +19,97 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import RuleBot
-from .table import HEARTS, HIGH_RANK, JD, LOW_RANK, QS, Table, has, pick
+from hearts_env import cards
+from hearts_env.compiled import inline, jit
+
+from .base import RuleBot, fallback
+from .table import HEARTS, HIGH_RANK, JD, LOW_RANK, NONE, QS, pick, seat
+
+NO_CARD = -1
 
 
-def keepers(t: Table) -> np.ndarray:
+@jit
+def keepers(s):
     """Cards a bot keeps while it has others: the J♦ when it is worth winning."""
-    return np.where(t.jack_bonus, JD, np.uint64(0))
+    return JD if s.jack_bonus else NONE
 
 
-def without(t: Table, bits: np.ndarray, keep: np.ndarray) -> np.ndarray:
-    """``bits`` less ``keep``, unless that leaves nothing."""
-    rest = bits & ~keep
-    return np.where(rest != 0, rest, bits)
+@jit
+def without(card_set, keep):
+    """``card_set`` less ``keep``, unless that leaves nothing."""
+    rest = card_set & ~keep
+    return rest if rest != 0 else card_set
 
 
-def safe_discards(t: Table) -> np.ndarray:
+@jit
+def safe_discards(s):
     """Legal cards that do not take the trick, when void in the led suit (empty otherwise)."""
-    losing = t.legal & ~t.beats
-    return np.where(t.void_now, without(t, losing, keepers(t)), np.uint64(0))
+    return without(s.legal & ~s.beats, keepers(s)) if s.void_now else NONE
 
 
-def pass_highest(t: Table) -> np.ndarray:
-    return pick(np.where(t.passing, without(t, t.legal, keepers(t)), 0), HIGH_RANK)
+@inline
+def pass_highest(s):
+    return pick(without(s.legal, keepers(s)), HIGH_RANK) if s.passing else NO_CARD
 
 
-def follow_lowest(t: Table) -> np.ndarray:
-    return pick(np.where(t.following & ~t.passing, t.legal, 0), LOW_RANK)
+@inline
+def follow_lowest(s):
+    return pick(s.legal, LOW_RANK) if s.following and not s.passing else NO_CARD
 
 
-def discard_queen(t: Table) -> np.ndarray:
-    return pick(safe_discards(t) & QS, HIGH_RANK)
+@inline
+def discard_queen(s):
+    return pick(safe_discards(s) & QS, HIGH_RANK)
 
 
-def discard_highest_heart(t: Table) -> np.ndarray:
-    return pick(safe_discards(t) & HEARTS, HIGH_RANK)
+@inline
+def discard_highest_heart(s):
+    return pick(safe_discards(s) & HEARTS, HIGH_RANK)
 
 
-def discard_highest(t: Table) -> np.ndarray:
-    return pick(safe_discards(t), HIGH_RANK)
+@inline
+def discard_highest(s):
+    return pick(safe_discards(s), HIGH_RANK)
 
 
-def lead_lowest(t: Table) -> np.ndarray:
-    return pick(np.where(t.leading & ~t.passing, without(t, t.legal, keepers(t)), 0), LOW_RANK)
+@inline
+def lead_lowest(s):
+    return pick(without(s.legal, keepers(s)), LOW_RANK) if s.leading and not s.passing else NO_CARD
+
+
+@inline
+def first_rule(s):
+    """(card, index in ``EasyBot.rules``) of the first rule that applies; the lowest legal card
+    and ``len(rules)`` where none does."""
+    card = pass_highest(s)
+    if card >= 0:
+        return card, 0
+    card = follow_lowest(s)
+    if card >= 0:
+        return card, 1
+    card = discard_queen(s)
+    if card >= 0:
+        return card, 2
+    card = discard_highest_heart(s)
+    if card >= 0:
+        return card, 3
+    card = discard_highest(s)
+    if card >= 0:
+        return card, 4
+    card = lead_lowest(s)
+    if card >= 0:
+        return card, 5
+    return fallback(s), 6
+
+
+@jit
+def _decide(pieces, choice, chosen_by):
+    scores = np.empty(cards.NUM_CARDS)
+    for g in range(choice.size):
+        choice[g], chosen_by[g] = first_rule(seat(pieces, g, scores))
 
 
 class EasyBot(RuleBot):
     name = "easy"
     rules = (pass_highest, follow_lowest, discard_queen, discard_highest_heart, discard_highest, lead_lowest)
-
-
-__all__ = ["EasyBot", "has"]
+    kernel = _decide

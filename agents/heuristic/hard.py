@@ -1,7 +1,7 @@
 """The ``hard`` bot: ``normal`` plus card counting, card places and voids, passing by direction,
 moon defence and shooting the moon.
 
-What it knows (``Facts``), all from the observation: the cards *out* (not in its hand and not
+What it knows, all from the observation (``table.Seat``): the cards *out* (not in its hand and not
 played), for each card how many cards out are above and below it in its suit, and for each other
 seat the cards it *may hold*: the cards out, less the suits it showed void in, less the cards I
 passed to another seat (those I know: the receiver holds them until they are played). From that
@@ -76,43 +76,48 @@ Leading
 
 Then ``normal``'s play rules (``take_clean_trick_last``, ``play_highest_loser``, ...).
 
-The bot is batched like the others, and to stay fast ``HardBot.decide`` runs each phase (passing,
-leading, following, discarding) on its own games with only the rules tagged for that phase (the
-moon rules, which open every play phase's list, once on all the play games); the result is the
-same as running the whole list on every game. The tables of those games are ``Subset``s: each
-piece, and the ``Facts`` worked out once for the whole batch, is cut for them when a rule first
-reads it.
+Like the other levels, the rules are written over one game (a ``table.Seat``) and compiled with
+Numba: one compiled call decides every game of the batch.
 """
 
 from __future__ import annotations
 
-import copy
-import functools
-
 import numpy as np
 
 from hearts_env import cards
-from hearts_env.observe import decode
+from hearts_env.cards import popcount
+from hearts_env.compiled import inline, jit
 
 from . import normal
-from .base import RuleBot, first_match, with_fallback
-from .easy import keepers, safe_discards, without
+from .base import RuleBot, fallback
+from .easy import NO_CARD, keepers, safe_discards, without
 from .normal import QUEEN_FIRST, SPADE_HONOURS, kept
-from .table import AH, AS, HEARTS, HIGH_RANK, JD, KS, LOW_RANK, NONE, QS, RANKS, SPADES_BELOW_QUEEN, SUITS
-from .table import Table, above, has, pick
+from .table import (
+    AH,
+    AS,
+    HEARTS,
+    HIGH_RANK,
+    JD,
+    KS,
+    LOW_RANK,
+    NONE,
+    QS,
+    RANKS,
+    SPADES_BELOW_QUEEN,
+    above,
+    below,
+    has,
+    highest,
+    lowest,
+    pick,
+    seat,
+)
 
 POINT_CARDS = HEARTS | QS
 HIGH_CARDS = cards.from_mask(RANKS >= 9)  # J, Q, K, A of every suit
-DIAMONDS_ABOVE_JACK = cards.SUIT_BITS[cards.DIAMONDS] & ~((JD << np.uint64(1)) - np.uint64(1))
-#: VOID_SETS[i]: the cards of the suits whose bits are set in i (bit s = suit s).
-VOID_SETS = np.array(
-    [sum(int(cards.SUIT_BITS[s]) for s in range(4) if i >> s & 1) for i in range(16)], dtype=np.uint64
-)
-SUIT_WEIGHTS = np.array([1, 2, 4, 8])
-SEATS = np.arange(4)
-IS_HEART = SUITS == cards.HEARTS
-LOW_SPADE = cards.to_mask(SPADES_BELOW_QUEEN)
-NO_CARD = -1
+DIAMONDS = cards.SUIT_BITS[cards.DIAMONDS]
+DIAMONDS_ABOVE_JACK = DIAMONDS & ~((JD << np.uint64(1)) - np.uint64(1))
+SUIT_BITS = cards.SUIT_BITS
 
 # Passing.
 MOON_PASS_HIGH_CARDS = 6  # cards from the jack up that make a hand to shoot with
@@ -120,6 +125,7 @@ LOW_SPADES_TO_KEEP_QUEEN = 5  # spades below the queen that protect Q♠ kept
 LOW_SPADES_TO_KEEP_HONOURS = 3  # ... that protect A♠/K♠ without Q♠
 PASS_PROTECTION = 1.5  # rank a card loses per card of its suit below it kept
 PASS_HIGH_HEART = 2.0  # rank J♥ and up gain
+PASS_LOW_SPADE = 50.0  # rank spades below the queen lose (never passed while another card will do)
 # The moon.
 MOON_POINTS_SUNK = 13  # points taken (nobody else having any) that commit to the moon
 MOON_LOOSE_CARDS = 5  # cards that may not be bosses in a hand that shoots
@@ -138,365 +144,263 @@ LEAD_SUIT_LENGTH = 2.0  # score lost per card held in the suit (short suits empt
 LEAD_BLEED = 5.0  # score gained by spades below the queen while Q♠ is out and not mine
 LEAD_KEEP_QUEEN_GUARD = 60.0  # score lost by spades while holding Q♠
 
-PASS, LEAD, FOLLOW, DISCARD = "pass", "lead", "follow", "discard"
-PLAY = (LEAD, FOLLOW, DISCARD)
+# ---- what hard works out ---------------------------------------------------------------------
+
+@jit
+def higher_out(s, card):
+    """Cards out above ``card`` in its suit."""
+    return popcount(s.out & above(card))
 
 
-def phases(*names):
-    """Tags a rule with the phases in which it can apply (``HardBot.decide`` skips it elsewhere)."""
-
-    def tag(rule):
-        rule.phases = frozenset(names)
-        return rule
-
-    return tag
+@jit
+def lower_out(s, card):
+    """Cards out below ``card`` in its suit."""
+    return popcount(s.out & below(card))
 
 
-class HardTable(Table):
-    """``Table`` plus the one rule flag hard needs that ``Table`` does not decode: moon off."""
-
-    def __init__(self, observation: np.ndarray, action_mask: np.ndarray):
-        super().__init__(observation, action_mask)
-        self.moon_off = decode(np.asarray(observation))["rules"][:, 11] > 0.5
-
-
-def moon_off(t: Table) -> np.ndarray:
-    return getattr(t, "moon_off", np.zeros(t.n, dtype=bool))
-
-
-class Subset(Table):
-    """The table of some games of another table. Each piece is cut from the other table's when a
-    rule first reads it (most rules read a few of the pieces), and so are the ``Facts`` when the
-    other table has them worked out."""
-
-    def __init__(self, parent: Table, rows: np.ndarray):  # (not Table.__init__: nothing to decode)
-        self._parent, self._rows, self.n = parent, rows, len(rows)
-
-    def __getattr__(self, name: str):
-        if name.startswith("__") or name == "_facts":  # (facts are cut by facts())
-            raise AttributeError(name)
-        value = getattr(self._parent, name)
-        if isinstance(value, np.ndarray) and value.ndim and value.shape[0] == self._parent.n:
-            value = value[self._rows]
-        self.__dict__[name] = value
-        return value
+@jit
+def bosses(s, card_set):
+    """Cards of ``card_set`` with no higher card still out in their suit (they win if led)."""
+    found = NONE
+    rest = card_set
+    while rest:
+        card = lowest(rest)
+        rest &= rest - np.uint64(1)
+        if s.out & above(card) == 0:
+            found |= cards.bit(card)
+    return found
 
 
-def subset(t: Table, rows: np.ndarray) -> Table:
-    """The table of the games ``rows`` only."""
-    return Subset(t, rows)
-
-
-def on_rows(t: Table, active: np.ndarray, rule) -> np.ndarray:
-    """``rule`` evaluated only for the games where ``active`` (-1 elsewhere)."""
-    rows = np.flatnonzero(active)
-    if rows.size == t.n:
-        return rule(t)
-    out = np.full(t.n, NO_CARD, dtype=np.int64)
-    if rows.size:
-        out[rows] = rule(subset(t, rows))
-    return out
-
-
-class Facts:
-    """What hard works out beyond ``Table``: where cards can be, who plays after it, counts."""
-
-    def __init__(self, t: Table):
-        self.t = t
-        #: Cards held by the other seats (or dead): not mine and not played.
-        self.out = t.deck & ~t.hand & ~t.played
-        exchanged = ~t.passing & (t.pass_offset > 0)
-        #: Cards I passed that their receiver still holds.
-        self.sent = np.where(exchanged, t.passed & ~t.played, NONE)
-        void_sets = VOID_SETS[t.voids @ SUIT_WEIGHTS]  # [N, 4]
-        holds = np.zeros((t.n, 4), dtype=np.uint64)
-        holds[:, 0] = t.hand
-        for r in (1, 2, 3):
-            base = self.out & ~void_sets[:, r]
-            base = np.where(t.pass_offset == r, base | self.sent, base & ~self.sent)
-            holds[:, r] = np.where(t.players > r, base, NONE)
-        #: [N, 4] cards each relative seat may hold (seat 0: my hand).
-        self.holds = holds
-        #: [N, 4] the other seats of the game.
-        self.opponents = (SEATS > 0) & (SEATS < t.players[:, None])
-        #: [N, 4] seats still to play to this trick after me.
-        self.later = (t.trick_card < 0) & self.opponents
-        self._counts = None
-
-    def cut(self, t: Table, rows: np.ndarray) -> Facts:
-        """These facts for the games ``rows`` only (``t``: their table)."""
-        f = copy.copy(self)
-        f.t = t
-        for name in ("out", "sent", "holds", "opponents", "later"):
-            setattr(f, name, getattr(self, name)[rows])
-        f._counts = None if self._counts is None else tuple(c[rows] for c in self._counts)
-        return f
-
-    def _count(self):
-        if self._counts is None:
-            n = self.t.n
-            out_mask = cards.to_mask(self.out).reshape(n, 4, 13).astype(np.int8)
-            out_at = np.cumsum(out_mask, axis=2, dtype=np.int8)
-            hand_mask = cards.to_mask(self.t.hand).reshape(n, 4, 13).astype(np.int8)
-            mine_at = np.cumsum(hand_mask, axis=2, dtype=np.int8)
-            self._counts = (
-                (out_at - out_mask).reshape(n, 52),
-                (out_at[:, :, -1:] - out_at).reshape(n, 52),
-                (mine_at - hand_mask).reshape(n, 52),
-                mine_at[:, :, -1],
-            )
-        return self._counts
-
-    @property
-    def lower_out(self) -> np.ndarray:
-        """[N, 52] cards out below each card in its suit."""
-        return self._count()[0]
-
-    @property
-    def higher_out(self) -> np.ndarray:
-        """[N, 52] cards out above each card in its suit."""
-        return self._count()[1]
-
-    @property
-    def my_lower(self) -> np.ndarray:
-        """[N, 52] my cards below each card in its suit."""
-        return self._count()[2]
-
-    @property
-    def my_length(self) -> np.ndarray:
-        """[N, 4] my cards per suit."""
-        return self._count()[3]
-
-
-def facts(t: Table) -> Facts:
-    f = t.__dict__.get("_facts")
-    if f is None:
-        parent = t.__dict__.get("_parent")
-        f = t._facts = facts(parent).cut(t, t._rows) if _knows_facts(parent) else Facts(t)
-    return f
-
-
-def _knows_facts(t: Table | None) -> bool:
-    """Whether ``t`` or a table it was cut from has its facts worked out."""
-    while t is not None and "_facts" not in t.__dict__:
-        t = t.__dict__.get("_parent")
-    return t is not None
-
-
-def bosses(t: Table, bits: np.ndarray) -> np.ndarray:
-    """Cards of ``bits`` with no higher card still out in their suit (they win if led)."""
-    return cards.from_mask(cards.to_mask(bits) & (facts(t).higher_out == 0))
-
-
-def top_heart(t: Table) -> np.ndarray:
-    hearts = t.hand & HEARTS
-    return np.where(hearts != 0, cards.BIT[np.maximum(cards.highest_card(hearts), 0)], NONE)
+@jit
+def top_heart(s):
+    hearts = s.hand & HEARTS
+    return cards.bit(highest(hearts)) if hearts else NONE
 
 
 # ---- passing --------------------------------------------------------------------------------
 
-def low_spades_kept(t: Table) -> np.ndarray:
-    return cards.count(kept(t) & SPADES_BELOW_QUEEN).astype(np.int64)
+@jit
+def low_spades_kept(s):
+    return popcount(kept(s) & SPADES_BELOW_QUEEN)
 
 
-def short_under_queen(t: Table) -> np.ndarray:
-    return low_spades_kept(t) < LOW_SPADES_TO_KEEP_QUEEN
+@jit
+def short_under_queen(s):
+    return low_spades_kept(s) < LOW_SPADES_TO_KEEP_QUEEN
 
 
-@phases(PASS)
-def pass_for_the_moon(t: Table) -> np.ndarray:
-    hand = t.hand
-    strong = (cards.count(hand & HIGH_CARDS) >= MOON_PASS_HIGH_CARDS) & has(hand, AH) & has(hand, QS | AS)
-    strong &= t.passing & ~moon_off(t)
-    low = without(t, t.legal & ~HIGH_CARDS & ~HEARTS & ~SPADES_BELOW_QUEEN, keepers(t))
-    return pick(np.where(strong, low, 0), LOW_RANK)
+@inline
+def pass_for_the_moon(s):
+    strong = (popcount(s.hand & HIGH_CARDS) >= MOON_PASS_HIGH_CARDS and has(s.hand, AH) and has(s.hand, QS | AS)
+              and s.passing and not s.moon_off)
+    if not strong:
+        return NO_CARD
+    return pick(without(s.legal & ~HIGH_CARDS & ~HEARTS & ~SPADES_BELOW_QUEEN, keepers(s)), LOW_RANK)
 
 
-@phases(PASS)
-def pass_spades_by_direction(t: Table) -> np.ndarray:
-    short = t.passing & has(t.hand, QS) & short_under_queen(t)
-    left_or_across = (t.pass_offset == 1) | (t.pass_offset == 2)
-    together = pick(np.where(short & left_or_across, t.legal & SPADE_HONOURS, 0), QUEEN_FIRST)
-    alone = pick(np.where(short & (t.pass_offset == 3), t.legal & QS, 0), HIGH_RANK)
-    return np.where(together >= 0, together, alone)
+@inline
+def pass_spades_by_direction(s):
+    if not (s.passing and has(s.hand, QS) and short_under_queen(s)):
+        return NO_CARD
+    if s.pass_offset == 1 or s.pass_offset == 2:
+        together = pick(s.legal & SPADE_HONOURS, QUEEN_FIRST)
+        if together >= 0:
+            return together
+    return pick(s.legal & QS, HIGH_RANK) if s.pass_offset == 3 else NO_CARD
 
 
-@phases(PASS)
-def pass_exposed_spades(t: Table) -> np.ndarray:
-    exposed = t.passing & ~has(t.hand, QS) & (low_spades_kept(t) < LOW_SPADES_TO_KEEP_HONOURS)
-    return pick(np.where(exposed, t.legal & (AS | KS), 0), HIGH_RANK)
+@inline
+def pass_exposed_spades(s):
+    if not (s.passing and not has(s.hand, QS) and low_spades_kept(s) < LOW_SPADES_TO_KEEP_HONOURS):
+        return NO_CARD
+    return pick(s.legal & (AS | KS), HIGH_RANK)
 
 
-def kept_spade_honours(t: Table) -> np.ndarray:
+@jit
+def kept_spade_honours(s):
     """Q♠ with five low spades: it keeps Q♠, A♠ and K♠; passing Q♠ to the right: A♠ and K♠."""
-    queen = t.passing & has(t.hand, QS)
-    long = queen & ~short_under_queen(t)
-    right = queen & (t.pass_offset == 3) & has(t.passed, QS)
-    return np.where(long, SPADE_HONOURS, np.where(right, AS | KS, NONE))
+    queen = s.passing and has(s.hand, QS)
+    if queen and not short_under_queen(s):
+        return SPADE_HONOURS
+    if queen and s.pass_offset == 3 and has(s.passed, QS):
+        return AS | KS
+    return NONE
 
 
-@phases(PASS)
-def pass_by_danger(t: Table) -> np.ndarray:
-    n = t.n
-    mask = cards.to_mask(kept(t)).reshape(n, 4, 13).astype(np.int8)
-    my_lower = (np.cumsum(mask, axis=2, dtype=np.int8) - mask).reshape(n, 52)
-    score = RANKS - PASS_PROTECTION * my_lower
-    score += np.where(IS_HEART & (RANKS >= 9), PASS_HIGH_HEART, 0.0)
-    score -= np.where(LOW_SPADE, 50.0, 0.0)
-    legal = without(t, t.legal, kept_spade_honours(t) | keepers(t))
-    return pick(np.where(t.passing, legal, 0), score)
+@inline
+def pass_by_danger(s):
+    if not s.passing:
+        return NO_CARD
+    mine = kept(s)
+    for card in range(cards.NUM_CARDS):
+        rank = card % cards.NUM_RANKS
+        score = rank - PASS_PROTECTION * popcount(mine & below(card))
+        if card // cards.NUM_RANKS == cards.HEARTS and rank >= 9:
+            score += PASS_HIGH_HEART
+        if has(SPADES_BELOW_QUEEN, cards.bit(card)):
+            score -= PASS_LOW_SPADE
+        s.scores[card] = score
+    return pick(without(s.legal, kept_spade_honours(s) | keepers(s)), s.scores)
 
 
 # ---- the moon -------------------------------------------------------------------------------
 
-def moon_is_on(t: Table) -> np.ndarray:
-    mine = t.points_taken[:, 0]
-    others_clean = t.points_taken[:, 1:].sum(axis=1) == 0
-    hearts_mine = has(t.hand, AH) | (mine > 0)
-    queen_mine = has(t.hand, QS) | (mine >= 13)
-    maybe = others_clean & hearts_mine & queen_mine & ~t.passing & ~moon_off(t)
-    strong = maybe & (mine >= MOON_POINTS_SUNK)
-    rows = np.flatnonzero(maybe & ~strong)
-    if rows.size:
-        sub = subset(t, rows)
-        loose = cards.count(sub.hand & ~bosses(sub, sub.hand))
-        strong[rows] = loose <= MOON_LOOSE_CARDS
-    return strong
+@jit
+def moon_is_on(s):
+    mine = s.points_taken[0]
+    others_clean = s.points_taken[1] + s.points_taken[2] + s.points_taken[3] == 0
+    hearts_mine = has(s.hand, AH) or mine > 0
+    queen_mine = has(s.hand, QS) or mine >= 13
+    if not (others_clean and hearts_mine and queen_mine and not s.passing and not s.moon_off):
+        return False
+    return mine >= MOON_POINTS_SUNK or popcount(s.hand & ~bosses(s, s.hand)) <= MOON_LOOSE_CARDS
 
 
-@phases(*PLAY)
-def shoot_the_moon(t: Table) -> np.ndarray:
-    return on_rows(t, moon_is_on(t), _shoot)
+@inline
+def shoot_the_moon(s):
+    if not moon_is_on(s):
+        return NO_CARD
+    if s.leading:
+        top = bosses(s, s.legal)
+        return pick(top, HIGH_RANK) if top != 0 else pick(without(s.legal, HEARTS), HIGH_RANK)
+    if s.following:
+        winners = s.legal & s.beats
+        return pick(winners, HIGH_RANK) if winners != 0 else pick(s.legal, LOW_RANK)
+    return pick(without(s.legal & ~POINT_CARDS, keepers(s)), LOW_RANK)
 
 
-def _shoot(t: Table) -> np.ndarray:
-    top = bosses(t, t.legal)
-    lead = np.where(top != 0, pick(top, HIGH_RANK), pick(without(t, t.legal, HEARTS), HIGH_RANK))
-    winners = t.legal & t.beats
-    follow = np.where(winners != 0, pick(winners, HIGH_RANK), pick(t.legal, LOW_RANK))
-    discard = pick(without(t, without(t, t.legal & ~POINT_CARDS, NONE), keepers(t)), LOW_RANK)
-    return np.where(t.leading, lead, np.where(t.following, follow, discard))
+@jit
+def moon_thresholds(s):
+    """The opponent's points that start the moon defence, and the points taken from which it takes
+    a point trick on purpose."""
+    if s.players == 2:
+        return MOON_THREAT_TWO_PLAYER, MOON_TAKE_TWO_PLAYER
+    return MOON_THREAT, MOON_TAKE
 
 
-def moon_threat(t: Table, points: int) -> np.ndarray:
-    """Relative seat of an opponent who holds every point taken so far (at least ``points``,
-    with points still to take), else -1."""
-    taken = t.points_taken
-    total = taken.sum(axis=1)
-    seat = taken.argmax(axis=1)
-    alone = (taken.max(axis=1) == total) & (total >= points) & (seat != 0)
-    points_left = (t.deck & ~t.played & POINT_CARDS) != 0
-    return np.where(alone & points_left & ~t.passing & ~moon_off(t), seat, -1)
+@jit
+def moon_threat(s, points):
+    """Relative seat of an opponent who holds every point taken so far (at least ``points``, with
+    points still to take), else -1."""
+    taken = s.points_taken
+    total, most = 0, 0
+    for other in range(4):
+        total += taken[other]
+        if taken[other] > taken[most]:
+            most = other
+    alone = taken[most] == total and total >= points and most != 0
+    points_left = (s.deck & ~s.played & POINT_CARDS) != 0
+    return most if alone and points_left and not s.passing and not s.moon_off else -1
 
 
-@phases(*PLAY)
-def stop_the_moon(t: Table) -> np.ndarray:
-    return on_rows(t, moon_threat(t, _moon_thresholds(t)[0]) >= 0, _stop)
-
-
-def _moon_thresholds(t: Table) -> tuple[np.ndarray, np.ndarray]:
-    """Per game, the opponent's points that start the moon defence, and the points taken from
-    which it takes a point trick on purpose."""
-    two = t.players == 2
-    return (np.where(two, MOON_THREAT_TWO_PLAYER, MOON_THREAT),
-            np.where(two, MOON_TAKE_TWO_PLAYER, MOON_TAKE))
-
-
-def _stop(t: Table) -> np.ndarray:
-    threat, take_from = _moon_thresholds(t)
-    shooter = moon_threat(t, threat)
-    f = facts(t)
-    urgent = t.points_taken.sum(axis=1) >= take_from
-    two = t.players == 2
-    shooter_later = f.later[np.arange(t.n), shooter]
-    shooter_winning = t.winning_seat == shooter
+@inline
+def stop_the_moon(s):
+    threat, take_from = moon_thresholds(s)
+    shooter = moon_threat(s, threat)
+    if shooter < 0:
+        return NO_CARD
+    urgent = s.points_taken[0] + s.points_taken[1] + s.points_taken[2] + s.points_taken[3] >= take_from
+    shooter_later = s.later[shooter]
+    shooter_winning = s.winning_seat == shooter
     # Take on purpose a trick the shooter would take (with points in it, or still to play): with
     # the highest card, or in the two-player game (taking early, when a point is enough) the lowest.
-    threat_here = (shooter_winning & (t.trick_points > 0)) | shooter_later
-    take = np.where(urgent & t.following & threat_here, t.legal & t.beats, 0)
-    choice = np.where(two, pick(take, LOW_RANK), pick(take, HIGH_RANK))
+    threat_here = (shooter_winning and s.trick_points > 0) or shooter_later
+    if urgent and s.following and threat_here:
+        card = pick(s.legal & s.beats, LOW_RANK if s.players == 2 else HIGH_RANK)
+        if card >= 0:
+            return card
     # Void, with hearts trump: the lowest heart takes the shooter's trick and a point with it.
-    ruff = np.where(urgent & t.void_now & shooter_winning, t.legal & t.beats & HEARTS, 0)
-    choice = np.where(choice < 0, pick(ruff, LOW_RANK), choice)
+    if urgent and s.void_now and shooter_winning:
+        card = pick(s.legal & s.beats & HEARTS, LOW_RANK)
+        if card >= 0:
+            return card
     # Void: points go to a winner who is not the shooter, once the shooter has played ...
-    winner_ok = ~shooter_winning & ~shooter_later
-    dump = pick(np.where(t.void_now & winner_ok, safe_discards(t) & POINT_CARDS, 0), QUEEN_FIRST)
-    choice = np.where(choice < 0, dump, choice)
+    winner_ok = not shooter_winning and not shooter_later
+    if s.void_now and winner_ok:
+        card = pick(safe_discards(s) & POINT_CARDS, QUEEN_FIRST)
+        if card >= 0:
+            return card
     # ... else shed a card without points, keeping the stopper.
-    shed = without(t, safe_discards(t) & ~POINT_CARDS & ~top_heart(t), NONE)
-    shed = pick(np.where(t.void_now & ~winner_ok, shed, 0), HIGH_RANK)
-    choice = np.where(choice < 0, shed, choice)
+    if s.void_now and not winner_ok:
+        card = pick(safe_discards(s) & ~POINT_CARDS & ~top_heart(s), HIGH_RANK)
+        if card >= 0:
+            return card
     # Leading: a heart nobody can beat takes the points away from the shooter.
-    lead = pick(np.where(urgent & t.leading, bosses(t, t.legal & HEARTS), 0), HIGH_RANK)
-    return np.where(choice < 0, lead, choice)
+    if urgent and s.leading:
+        return pick(bosses(s, s.legal & HEARTS), HIGH_RANK)
+    return NO_CARD
 
 
 # ---- discarding -----------------------------------------------------------------------------
 
-@phases(DISCARD)
-def dump_queen_on_the_winner(t: Table) -> np.ndarray:
-    return pick(safe_discards(t) & QS, HIGH_RANK)
+@inline
+def dump_queen_on_the_winner(s):
+    return pick(safe_discards(s) & QS, HIGH_RANK)
 
 
-@phases(DISCARD)
-def discard_spade_honours(t: Table) -> np.ndarray:
-    return pick(np.where(t.queen_out, safe_discards(t) & (AS | KS), 0), HIGH_RANK)
-
-
-@phases(DISCARD)
-def discard_by_danger(t: Table) -> np.ndarray:
-    score = RANKS - DISCARD_PROTECTION * facts(t).my_lower + np.where(IS_HEART, DISCARD_HEART, 0.0)
-    return pick(safe_discards(t), score)
+@inline
+def discard_by_danger(s):
+    discards = safe_discards(s)
+    if discards == 0:
+        return NO_CARD
+    for card in range(cards.NUM_CARDS):
+        score = card % cards.NUM_RANKS - DISCARD_PROTECTION * popcount(s.hand & below(card))
+        score += DISCARD_HEART if card // cards.NUM_RANKS == cards.HEARTS else 0.0
+        s.scores[card] = score
+    return pick(discards, s.scores)
 
 
 # ---- following ------------------------------------------------------------------------------
 
-@phases(FOLLOW)
-def shed_on_first_trick(t: Table) -> np.ndarray:
-    first = t.following & (t.trick_number == 0) & (t.trick_points == 0) & t.first_trick_protection
-    return pick(np.where(first, t.legal, 0), HIGH_RANK)
+@inline
+def shed_on_first_trick(s):
+    first = s.following and s.first_trick and s.trick_points == 0 and s.first_trick_protection
+    return pick(s.legal, HIGH_RANK) if first else NO_CARD
 
 
-@phases(FOLLOW)
-def slip_queen(t: Table) -> np.ndarray:
-    return pick(np.where(t.following, t.legal & QS & ~t.beats, 0), HIGH_RANK)
+@inline
+def slip_queen(s):
+    return pick(s.legal & QS & ~s.beats, HIGH_RANK) if s.following else NO_CARD
 
 
-@phases(FOLLOW)
-def unload_spade_honours(t: Table) -> np.ndarray:
-    f = facts(t)
-    queen_later = (has(f.holds, QS) & f.later).any(axis=1)
-    safe = t.following & (t.led_suit == cards.SPADES) & t.queen_out & ~queen_later & ~has(t.trick_bits, QS)
-    return pick(np.where(safe, t.legal & (AS | KS), 0), HIGH_RANK)
+@inline
+def unload_spade_honours(s):
+    queen_later = False
+    for other in range(4):
+        queen_later |= s.later[other] and has(s.holds[other], QS)
+    safe = (s.following and s.led_suit == cards.SPADES and s.queen_out and not queen_later
+            and not has(s.trick_bits, QS))
+    return pick(s.legal & (AS | KS), HIGH_RANK) if safe else NO_CARD
 
 
-@phases(FOLLOW, LEAD)
-def win_the_jack(t: Table) -> np.ndarray:
-    active = t.jack_bonus & ~t.passing
-    if not active.any():
-        return np.full(t.n, NO_CARD)
-    f = facts(t)
-    worth = active & t.following & has(t.trick_bits, JD) & (t.trick_points < 0)
-    take = pick(np.where(worth, without(t, t.legal & t.beats, QS), 0), HIGH_RANK)
-    diamonds = cards.SUIT_BITS[cards.DIAMONDS]
-    followers = ((f.holds & diamonds) != 0) | ~f.opponents
-    safe = active & t.leading & followers.all(axis=1) & ((f.out & DIAMONDS_ABOVE_JACK) == 0)
-    lead = pick(np.where(safe, t.legal & JD, 0), HIGH_RANK)
-    return np.where(take >= 0, take, lead)
+@inline
+def win_the_jack(s):
+    if not s.jack_bonus or s.passing:
+        return NO_CARD
+    if s.following and has(s.trick_bits, JD) and s.trick_points < 0:
+        card = pick(without(s.legal & s.beats, QS), HIGH_RANK)
+        if card >= 0:
+            return card
+    followers = True
+    for other in range(4):
+        followers &= has(s.holds[other], DIAMONDS) or not s.opponents[other]
+    if s.leading and followers and (s.out & DIAMONDS_ABOVE_JACK) == 0:
+        return pick(s.legal & JD, HIGH_RANK)
+    return NO_CARD
 
 
-@phases(FOLLOW)
-def follow_must_win(t: Table) -> np.ndarray:
-    active = t.following & ~t.last_to_play & ((t.legal & ~t.beats) == 0)
-    if not active.any():
-        return np.full(t.n, NO_CARD)
-    f = facts(t)
-    legal = np.where(active, without(t, t.legal, QS), 0)
-    later = np.bitwise_or.reduce(np.where(f.later, f.holds, NONE), axis=1)
-    later_suit = later & cards.SUIT_BITS[np.maximum(t.led_suit, 0)]
-    top = np.where(later_suit != 0, cards.highest_card(later_suit), -1)
-    catchable = np.where(top >= 0, legal & ~above(top), NONE)  # cards a later seat could overtake
-    return np.where(catchable == 0, pick(legal, HIGH_RANK), pick(legal, LOW_RANK))
+@inline
+def follow_must_win(s):
+    if not (s.following and not s.last_to_play and (s.legal & ~s.beats) == 0):
+        return NO_CARD
+    legal = without(s.legal, QS)
+    later = NONE
+    for other in range(4):
+        if s.later[other]:
+            later |= s.holds[other]
+    later_suit = later & SUIT_BITS[max(s.led_suit, 0)]
+    catchable = legal & ~above(highest(later_suit)) if later_suit != 0 else NONE  # a later seat could overtake
+    return pick(legal, HIGH_RANK) if catchable == 0 else pick(legal, LOW_RANK)
 
 
 # ---- leading --------------------------------------------------------------------------------
@@ -523,71 +427,125 @@ def _win_table() -> np.ndarray:
 WIN_TABLE = _win_table()
 
 
-def lead_estimates(t: Table) -> tuple[np.ndarray, np.ndarray]:
-    """([N, 52] chance that leading each card wins the trick, [N, 4] points a won trick of each
-    suit brings, plus the cost of keeping the lead)."""
-    f = facts(t)
-    opponents = f.opponents
-    holds_suit = (f.holds[:, :, None] & cards.SUIT_BITS[None, None, :]) != 0  # [N, 4 seats, 4 suits]
-    can_follow = holds_suit & opponents[:, :, None]
-    cannot = opponents[:, :, None] & ~holds_suit
-    is_last = (SEATS == (t.players - 1)[:, None])[:, :, None]
-    may_points = ((f.holds & POINT_CARDS) != 0)[:, :, None]
-    k = can_follow.sum(axis=1)  # [N, 4 suits]
-    # A seat before the last that cannot follow may dump points: the last seat then ducks too.
-    dirty = (cannot & ~is_last & may_points).any(axis=1)
-    last_follows = (can_follow & is_last).any(axis=1)
-    m = (can_follow & ~is_last).sum(axis=1) + (last_follows & dirty)
-    last_follows &= ~dirty
-    suit_index = ((k * 4 + m) * 2 + last_follows) * 169  # [N, 4]
-    p_win = WIN_TABLE[suit_index[:, SUITS] + f.higher_out.astype(np.int64) * 13 + f.lower_out]
-    queen_holders = np.maximum((has(f.holds, QS) & opponents).sum(axis=1), 1)
-    queen_points = np.where(t.queen_out, 13.0 / queen_holders, 0.0)
-    dumpers = (cannot & may_points).sum(axis=1)
-    queen_dump = (cannot & has(f.holds, QS)[:, :, None]).any(axis=1)
-    cost = DUMP_POINTS * dumpers + queen_dump * queen_points[:, None] + LEAD_COST
-    hearts_out = cards.count(f.out & HEARTS)
-    cost[:, cards.HEARTS] += 1.0 + np.minimum(k[:, cards.HEARTS], hearts_out)
-    return p_win, cost
-
-
-@phases(LEAD)
-def lead_by_estimate(t: Table) -> np.ndarray:
-    f = facts(t)
-    held_back = np.where(t.queen_out, SPADE_HONOURS, QS) | keepers(t)
-    candidates = np.where(t.leading & ~t.passing, without(t, t.legal, held_back), 0)
-    p_win, cost = lead_estimates(t)
-    suit_score = -LEAD_SUIT_LENGTH * f.my_length
-    suit_score[:, cards.SPADES] -= np.where(has(t.hand, QS), LEAD_KEEP_QUEEN_GUARD, 0.0)
-    score = suit_score[:, SUITS] - LEAD_WEIGHT * p_win * cost[:, SUITS]
-    bleed = t.queen_out & ~has(t.hand, QS)
-    score += np.where(bleed[:, None] & LOW_SPADE, LEAD_BLEED, 0.0)
-    return pick(candidates, score)
+@inline
+def lead_by_estimate(s):
+    """Scores each candidate lead: minus its suit's length, minus ``LEAD_WEIGHT`` x its chance to
+    win the trick x what a won trick of its suit costs (see the module's docstring)."""
+    held_back = (SPADE_HONOURS if s.queen_out else QS) | keepers(s)
+    candidates = without(s.legal, held_back) if s.leading and not s.passing else NONE
+    if candidates == 0:
+        return NO_CARD
+    hearts_out = popcount(s.out & HEARTS)
+    queen_holders = 0
+    for other in range(4):
+        queen_holders += s.opponents[other] and has(s.holds[other], QS)
+    queen_points = 13.0 / max(queen_holders, 1) if s.queen_out else 0.0
+    bleed = s.queen_out and not has(s.hand, QS)
+    for suit in range(4):
+        suit_bits = SUIT_BITS[suit]
+        if candidates & suit_bits == 0:
+            continue
+        # Who can follow the suit, who may dump points on it.
+        k, m, dumpers, last_follows, dirty, queen_dump = 0, 0, 0, False, False, False
+        for other in range(1, 4):
+            if not s.opponents[other]:
+                continue
+            follows = has(s.holds[other], suit_bits)
+            is_last = other == s.players - 1
+            may_points = has(s.holds[other], POINT_CARDS)
+            k += follows
+            if follows:
+                m += not is_last
+                last_follows |= is_last
+            else:
+                # A seat before the last that cannot follow may dump points: the last seat then ducks too.
+                dirty |= not is_last and may_points
+                dumpers += may_points
+                queen_dump |= has(s.holds[other], QS)
+        m += last_follows and dirty
+        last_follows = last_follows and not dirty
+        cost = DUMP_POINTS * dumpers + (queen_points if queen_dump else 0.0) + LEAD_COST
+        if suit == cards.HEARTS:
+            cost += 1.0 + min(k, hearts_out)
+        suit_score = -LEAD_SUIT_LENGTH * popcount(s.hand & suit_bits)
+        if suit == cards.SPADES:
+            suit_score -= LEAD_KEEP_QUEEN_GUARD if has(s.hand, QS) else 0.0
+        at = ((k * 4 + m) * 2 + last_follows) * 169
+        for card in range(suit * cards.NUM_RANKS, (suit + 1) * cards.NUM_RANKS):
+            p_win = WIN_TABLE[at + higher_out(s, card) * 13 + lower_out(s, card)]
+            score = suit_score - LEAD_WEIGHT * p_win * cost
+            score += LEAD_BLEED if bleed and has(SPADES_BELOW_QUEEN, cards.bit(card)) else 0.0
+            s.scores[card] = score
+    return pick(candidates, s.scores)
 
 
 # ---- the bot --------------------------------------------------------------------------------
 
-#: ``normal``'s play rules, with the phase each can apply in.
-NORMAL_PLAY = tuple(rule for rule in normal.NormalBot.rules if not rule.__name__.startswith("pass_"))
-_NORMAL_PHASES = {
-    "take_clean_trick_last": FOLLOW, "slip_queen_under": FOLLOW, "play_highest_loser": FOLLOW,
-    "win_with_highest": FOLLOW, "discard_queen": DISCARD, "discard_spade_honours": DISCARD,
-    "discard_highest_heart": DISCARD, "discard_highest": DISCARD, "bleed_spades": LEAD,
-    "lead_low_from_short_suit": LEAD, "lead_lowest": LEAD,
-}
+@inline
+def first_rule(s):
+    """(card, index in ``HardBot.rules``) of the first rule that applies: hard's own, then
+    ``normal``'s play rules; the lowest legal card and ``len(rules)`` where none does."""
+    card = pass_for_the_moon(s)
+    if card >= 0:
+        return card, 0
+    card = pass_spades_by_direction(s)
+    if card >= 0:
+        return card, 1
+    card = pass_exposed_spades(s)
+    if card >= 0:
+        return card, 2
+    card = pass_by_danger(s)
+    if card >= 0:
+        return card, 3
+    card = shoot_the_moon(s)
+    if card >= 0:
+        return card, 4
+    card = stop_the_moon(s)
+    if card >= 0:
+        return card, 5
+    card = dump_queen_on_the_winner(s)
+    if card >= 0:
+        return card, 6
+    card = normal.discard_spade_honours(s)
+    if card >= 0:
+        return card, 7
+    card = discard_by_danger(s)
+    if card >= 0:
+        return card, 8
+    card = shed_on_first_trick(s)
+    if card >= 0:
+        return card, 9
+    card = slip_queen(s)
+    if card >= 0:
+        return card, 10
+    card = unload_spade_honours(s)
+    if card >= 0:
+        return card, 11
+    card = win_the_jack(s)
+    if card >= 0:
+        return card, 12
+    card = follow_must_win(s)
+    if card >= 0:
+        return card, 13
+    card = lead_by_estimate(s)
+    if card >= 0:
+        return card, 14
+    card, index = normal.play_rule(s)
+    if card >= 0:
+        return card, 15 + index
+    return fallback(s), 15 + index
 
 
-def phases_of(rule) -> frozenset:
-    """The phases a rule can apply in (every phase for a rule it does not know)."""
-    tagged = getattr(rule, "phases", None)
-    if tagged is not None:
-        return tagged
-    phase = _NORMAL_PHASES.get(rule.__name__)
-    return frozenset([phase]) if phase else frozenset((PASS,) + PLAY)
+@jit
+def _decide(pieces, choice, chosen_by):
+    scores = np.empty(cards.NUM_CARDS)
+    for g in range(choice.size):
+        choice[g], chosen_by[g] = first_rule(seat(pieces, g, scores))
 
 
 class HardBot(RuleBot):
     name = "hard"
+    #: hard's own rules, then ``normal``'s play rules, in the order ``first_rule`` tries them.
     rules = (
         pass_for_the_moon,
         pass_spades_by_direction,
@@ -596,7 +554,7 @@ class HardBot(RuleBot):
         shoot_the_moon,
         stop_the_moon,
         dump_queen_on_the_winner,
-        discard_spade_honours,
+        normal.discard_spade_honours,
         discard_by_danger,
         shed_on_first_trick,
         slip_queen,
@@ -604,51 +562,5 @@ class HardBot(RuleBot):
         win_the_jack,
         follow_must_win,
         lead_by_estimate,
-    ) + NORMAL_PLAY
-
-    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
-        return self.decide(HardTable(observation, action_mask))[0]
-
-    def explain(self, observation: np.ndarray, action_mask: np.ndarray) -> list[str]:
-        _, chosen_by = self.decide(HardTable(observation, action_mask))
-        names = [rule.__name__ for rule in self.rules] + ["lowest_legal"]
-        return [names[i] for i in chosen_by]
-
-    def decide(self, table: Table) -> tuple[np.ndarray, np.ndarray]:
-        """As ``RuleBot.decide``, but each phase runs on its own games with the rules tagged for it;
-        the rules that open every play phase's list (the moon rules) run once on all the play
-        games, and each phase's other rules on its games that they left open."""
-        none = len(self.rules)
-        choice = np.full(table.n, NO_CARD, dtype=np.int64)
-        chosen_by = np.full(table.n, none, dtype=np.int64)
-        group = np.select([table.passing, table.leading, table.following], [0, 1, 2], 3)
-        lists, opening = _phase_lists(tuple(self.rules))
-        playing = np.flatnonzero(group > 0)
-        if playing.size:
-            facts(table)  # worked out once for all the games, cut for each subset
-            if opening:
-                t = table if playing.size == table.n else subset(table, playing)
-                choice[playing], chosen_by[playing] = first_match(t, opening, none)
-        for g, phase in enumerate((PASS,) + PLAY):
-            rows = np.flatnonzero((group == g) & (choice < 0))
-            if rows.size == 0:
-                continue
-            t = table if rows.size == table.n else subset(table, rows)
-            choice[rows], chosen_by[rows] = first_match(t, lists[phase], none)
-        choice = with_fallback(table, choice)
-        return choice, chosen_by
-
-
-@functools.lru_cache(maxsize=8)
-def _phase_lists(rules: tuple) -> tuple[dict, list]:
-    """(phase -> its ``(index, rule)`` list, the play phases' common opening rules taken out of
-    theirs; that opening)."""
-    lists = {phase: [(i, rule) for i, rule in enumerate(rules) if phase in phases_of(rule)] for phase in (PASS,) + PLAY}
-    opening = []
-    for entries in zip(*(lists[phase] for phase in PLAY)):
-        if any(entry != entries[0] for entry in entries):
-            break
-        opening.append(entries[0])
-    for phase in PLAY:
-        lists[phase] = lists[phase][len(opening):]
-    return lists, opening
+    ) + normal.PLAY_RULES
+    kernel = _decide

@@ -26,105 +26,186 @@ from __future__ import annotations
 import numpy as np
 
 from hearts_env import cards
+from hearts_env.cards import popcount
+from hearts_env.compiled import inline, jit
 
 from . import easy
-from .base import RuleBot
-from .easy import keepers, safe_discards, without
-from .table import AS, HEARTS, HIGH_RANK, KS, LOW_RANK, QS, SPADES_BELOW_QUEEN, RANKS, SUITS, Table, pick
+from .base import RuleBot, fallback
+from .easy import NO_CARD, keepers, safe_discards, without
+from .table import AS, HEARTS, HIGH_RANK, KS, LOW_RANK, NONE, QS, SPADES_BELOW_QUEEN, pick, seat
 
 PASS_COUNT = 3
 HIGH_HEARTS = HEARTS & ~((cards.BIT[cards.card_id(cards.HEARTS, 9)]) - np.uint64(1))  # J♥ and up
 SPADE_HONOURS = QS | AS | KS
 QUEEN_FIRST = HIGH_RANK + np.where(np.arange(52) == cards.QUEEN_OF_SPADES, 100.0, 0.0)
+SUIT_BITS = cards.SUIT_BITS
 
 
-def kept(t: Table) -> np.ndarray:
+@jit
+def kept(s):
     """My cards not yet chosen for passing."""
-    return t.hand & ~t.passed
+    return s.hand & ~s.passed
 
 
-def short_in_spades(t: Table) -> np.ndarray:
-    return cards.count(kept(t) & SPADES_BELOW_QUEEN) < 3
+@jit
+def short_in_spades(s):
+    return popcount(kept(s) & SPADES_BELOW_QUEEN) < 3
 
 
-def pass_exposed_spades(t: Table) -> np.ndarray:
-    candidates = np.where(t.passing & short_in_spades(t), t.legal & SPADE_HONOURS, 0)
-    return pick(candidates, QUEEN_FIRST)
+@inline
+def pass_exposed_spades(s):
+    return pick(s.legal & SPADE_HONOURS, QUEEN_FIRST) if s.passing and short_in_spades(s) else NO_CARD
 
 
-def pass_high_hearts(t: Table) -> np.ndarray:
-    return pick(np.where(t.passing, t.legal & HIGH_HEARTS, 0), HIGH_RANK)
+@inline
+def pass_high_hearts(s):
+    return pick(s.legal & HIGH_HEARTS, HIGH_RANK) if s.passing else NO_CARD
 
 
-def pass_to_void(t: Table) -> np.ndarray:
-    picks_left = PASS_COUNT - cards.count(t.passed).astype(np.int64)
-    best = np.zeros(t.n, dtype=np.uint64)
-    best_len = np.full(t.n, 99)
+@inline
+def pass_to_void(s):
+    if not s.passing:
+        return NO_CARD
+    picks_left = PASS_COUNT - popcount(s.passed)
+    best, best_length = NONE, 99
     for suit in (cards.CLUBS, cards.DIAMONDS):
-        in_suit = kept(t) & cards.SUIT_BITS[suit] & ~keepers(t)
-        length = cards.count(in_suit).astype(np.int64)
-        better = (length > 0) & (length <= picks_left) & (length < best_len)
-        best = np.where(better, in_suit, best)
-        best_len = np.where(better, length, best_len)
-    return pick(np.where(t.passing, best & t.legal, 0), HIGH_RANK)
+        in_suit = kept(s) & SUIT_BITS[suit] & ~keepers(s)
+        length = popcount(in_suit)
+        if 0 < length <= picks_left and length < best_length:
+            best, best_length = in_suit, length
+    return pick(best & s.legal, HIGH_RANK)
 
 
-def take_clean_trick_last(t: Table) -> np.ndarray:
-    clean = t.following & t.last_to_play & (t.trick_points <= 0)
-    return pick(np.where(clean, without(t, t.legal, QS), 0), HIGH_RANK)
+@inline
+def take_clean_trick_last(s):
+    clean = s.following and s.last_to_play and s.trick_points <= 0
+    return pick(without(s.legal, QS), HIGH_RANK) if clean else NO_CARD
 
 
-def slip_queen_under(t: Table) -> np.ndarray:
-    winner_above_queen = np.isin(t.winning_card, (cards.QUEEN_OF_SPADES + 1, cards.QUEEN_OF_SPADES + 2))
-    return pick(np.where(t.following & winner_above_queen, t.legal & QS & ~t.beats, 0), HIGH_RANK)
+@inline
+def slip_queen_under(s):
+    winner_above_queen = s.winning_card == cards.QUEEN_OF_SPADES + 1 or s.winning_card == cards.QUEEN_OF_SPADES + 2
+    return pick(s.legal & QS & ~s.beats, HIGH_RANK) if s.following and winner_above_queen else NO_CARD
 
 
-def play_highest_loser(t: Table) -> np.ndarray:
-    return pick(np.where(t.following, t.legal & ~t.beats, 0), HIGH_RANK)
+@inline
+def play_highest_loser(s):
+    return pick(s.legal & ~s.beats, HIGH_RANK) if s.following else NO_CARD
 
 
-def win_with_highest(t: Table) -> np.ndarray:
-    return pick(np.where(t.following, without(t, t.legal, QS), 0), HIGH_RANK)
+@inline
+def win_with_highest(s):
+    return pick(without(s.legal, QS), HIGH_RANK) if s.following else NO_CARD
 
 
-def discard_spade_honours(t: Table) -> np.ndarray:
-    return pick(np.where(t.queen_out, safe_discards(t) & (AS | KS), 0), HIGH_RANK)
+@inline
+def discard_spade_honours(s):
+    return pick(safe_discards(s) & (AS | KS), HIGH_RANK) if s.queen_out else NO_CARD
 
 
-def bleed_spades(t: Table) -> np.ndarray:
-    bleeding = t.leading & ~t.passing & t.queen_out & ((t.hand & QS) == 0)
-    return pick(np.where(bleeding, t.legal & SPADES_BELOW_QUEEN, 0), LOW_RANK)
+@inline
+def bleed_spades(s):
+    bleeding = s.leading and not s.passing and s.queen_out and (s.hand & QS) == 0
+    return pick(s.legal & SPADES_BELOW_QUEEN, LOW_RANK) if bleeding else NO_CARD
 
 
-def suit_lengths(t: Table) -> np.ndarray:
-    """``[N, 52]``: the length in my hand of each card's suit."""
-    lengths = np.stack([cards.count(t.hand & cards.SUIT_BITS[s]) for s in range(4)], axis=1).astype(np.float64)
-    return lengths[:, SUITS]
+@inline
+def lead_low_from_short_suit(s):
+    if not s.leading or s.passing:
+        return NO_CARD
+    held_back = (SPADE_HONOURS if s.queen_out else QS) | keepers(s)
+    for card in range(cards.NUM_CARDS):  # the lowest card of the shortest suit
+        s.scores[card] = -100.0 * popcount(s.hand & SUIT_BITS[card // cards.NUM_RANKS]) - card % cards.NUM_RANKS
+    return pick(without(s.legal, held_back), s.scores)
 
 
-def lead_low_from_short_suit(t: Table) -> np.ndarray:
-    held_back = np.where(t.queen_out, SPADE_HONOURS, QS) | keepers(t)
-    candidates = np.where(t.leading & ~t.passing, without(t, t.legal, held_back), 0)
-    preference = -100.0 * suit_lengths(t) - RANKS
-    return pick(candidates, preference)
+@inline
+def play_rule(s):
+    """(card, index in ``PLAY_RULES``) of the first play rule that applies; (-1, their number)
+    where none does."""
+    card = take_clean_trick_last(s)
+    if card >= 0:
+        return card, 0
+    card = slip_queen_under(s)
+    if card >= 0:
+        return card, 1
+    card = play_highest_loser(s)
+    if card >= 0:
+        return card, 2
+    card = win_with_highest(s)
+    if card >= 0:
+        return card, 3
+    card = easy.discard_queen(s)
+    if card >= 0:
+        return card, 4
+    card = discard_spade_honours(s)
+    if card >= 0:
+        return card, 5
+    card = easy.discard_highest_heart(s)
+    if card >= 0:
+        return card, 6
+    card = easy.discard_highest(s)
+    if card >= 0:
+        return card, 7
+    card = bleed_spades(s)
+    if card >= 0:
+        return card, 8
+    card = lead_low_from_short_suit(s)
+    if card >= 0:
+        return card, 9
+    card = easy.lead_lowest(s)
+    if card >= 0:
+        return card, 10
+    return NO_CARD, 11
+
+
+#: The play rules, in the order ``play_rule`` tries them (``hard`` plays them after its own).
+PLAY_RULES = (
+    take_clean_trick_last,
+    slip_queen_under,
+    play_highest_loser,
+    win_with_highest,
+    easy.discard_queen,
+    discard_spade_honours,
+    easy.discard_highest_heart,
+    easy.discard_highest,
+    bleed_spades,
+    lead_low_from_short_suit,
+    easy.lead_lowest,
+)
+PASS_RULES = (pass_exposed_spades, pass_high_hearts, pass_to_void, easy.pass_highest)
+
+
+@inline
+def first_rule(s):
+    """(card, index in ``NormalBot.rules``) of the first rule that applies; the lowest legal card
+    and ``len(rules)`` where none does."""
+    card = pass_exposed_spades(s)
+    if card >= 0:
+        return card, 0
+    card = pass_high_hearts(s)
+    if card >= 0:
+        return card, 1
+    card = pass_to_void(s)
+    if card >= 0:
+        return card, 2
+    card = easy.pass_highest(s)
+    if card >= 0:
+        return card, 3
+    card, index = play_rule(s)
+    if card >= 0:
+        return card, 4 + index
+    return fallback(s), 4 + index
+
+
+@jit
+def _decide(pieces, choice, chosen_by):
+    scores = np.empty(cards.NUM_CARDS)
+    for g in range(choice.size):
+        choice[g], chosen_by[g] = first_rule(seat(pieces, g, scores))
 
 
 class NormalBot(RuleBot):
     name = "normal"
-    rules = (
-        pass_exposed_spades,
-        pass_high_hearts,
-        pass_to_void,
-        easy.pass_highest,
-        take_clean_trick_last,
-        slip_queen_under,
-        play_highest_loser,
-        win_with_highest,
-        easy.discard_queen,
-        discard_spade_honours,
-        easy.discard_highest_heart,
-        easy.discard_highest,
-        bleed_spades,
-        lead_low_from_short_suit,
-        easy.lead_lowest,
-    )
+    rules = PASS_RULES + PLAY_RULES
+    kernel = _decide

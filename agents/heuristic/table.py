@@ -6,16 +6,20 @@ levels reason with, as ``[N]`` card sets (``uint64`` bitboards, see ``hearts_env
 cards still out (not in my hand and not played), voids, points taken. Nothing here reads
 anything but the two arguments, so a bot built on it cannot peek.
 
-Card choices are made with :func:`pick`, which takes the preferred card of a set per game.
+The bots' rules are compiled functions over one game: ``seat(table.pieces(), g, scores)`` gives
+game ``g`` as a ``Seat`` (its pieces, plus the cards out and where they may be), and a rule
+chooses with :func:`pick`, the card of a set that a preference ranks first.
 """
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 
 from hearts_env import cards
-from hearts_env.compiled import jit
-from hearts_env.observe import OBS_DIM, OBSERVATION_LAYOUT
+from hearts_env.compiled import inline, jit
+from hearts_env.observe import OBS_DIM, OBSERVATION_LAYOUT, RULE_FLAGS
 
 C, D, H, S = cards.CLUBS, cards.DIAMONDS, cards.HEARTS, cards.SPADES
 QS = cards.BIT[cards.QUEEN_OF_SPADES]
@@ -33,59 +37,103 @@ SUITS = np.arange(cards.NUM_CARDS) // cards.NUM_RANKS
 #: Preference orders for :func:`pick` (higher value = preferred).
 HIGH_RANK = (RANKS * 4 + SUITS).astype(np.float64)  # highest rank first, spades before clubs
 LOW_RANK = -HIGH_RANK + 60  # lowest rank first
+#: What :func:`pick` adds to every score before comparing: scores closer than about 1e-13 count as
+#: equal (the lowest card id wins), as they always have in the bots' play.
+SCORE_OFFSET = 1000.0
 
 
-def above(card: np.ndarray) -> np.ndarray:
-    """Cards of the same suit as ``card`` and higher (``card`` ids, -1 gives the empty set)."""
-    safe = np.maximum(card, 0)
-    suit_bits = cards.SUIT_BITS[safe // cards.NUM_RANKS]
-    higher = ~((cards.BIT[safe] << np.uint64(1)) - np.uint64(1))
-    return np.where(card >= 0, suit_bits & higher, NONE)
-
-
-def below(card: np.ndarray) -> np.ndarray:
-    """Cards of the same suit as ``card`` and lower."""
-    safe = np.maximum(card, 0)
-    suit_bits = cards.SUIT_BITS[safe // cards.NUM_RANKS]
-    return np.where(card >= 0, suit_bits & (cards.BIT[safe] - np.uint64(1)), NONE)
-
-
-def has(bits: np.ndarray, card_bits) -> np.ndarray:
-    return (bits & card_bits) != 0
+#: One game as the bots' compiled rules read it: the ``Table`` pieces of that game (relative
+#: seats, 0 = me) and what follows from them. ``out``: the cards held by the other seats (or
+#: dead): not mine and not played. ``sent``: the cards I passed that their receiver still holds.
+#: ``holds``: the cards each seat may hold (seat 0: my hand): the cards out, less the suits it
+#: showed void in, less the cards I sent to another seat, plus those I sent to it.
+#: ``opponents``: the other seats of the game; ``later``: those still to play to this trick after
+#: me. ``scores``: room for a rule to score each card.
+Seat = namedtuple("Seat", (
+    "hand", "legal", "passed", "played", "deck", "beats", "trick_bits", "out", "sent", "holds", "points_taken",
+    "opponents", "later", "players", "pass_offset", "led_suit", "winning_card", "winning_seat", "trick_points",
+    "first_trick", "passing", "leading", "following", "void_now", "last_to_play", "jack_bonus",
+    "first_trick_protection", "queen_out", "moon_off", "scores",
+))
 
 
 @jit
-def _pick(candidates, scored, out):
-    # np.argmax over each game's 52 scores (-inf off the set): the first highest, a NaN first of all.
-    per_game = scored.shape[0] > 1
-    for g in range(candidates.size):
-        card_set = candidates[g]
-        if card_set == 0:
-            out[g] = -1
-            continue
-        row = scored[g] if per_game else scored[0]
-        best, best_value = 0, row[0] if card_set & np.uint64(1) else -np.inf
-        for card in range(1, cards.NUM_CARDS):
-            if np.isnan(best_value):
-                break
-            value = row[card] if (card_set >> np.uint64(card)) & np.uint64(1) else -np.inf
-            if np.isnan(value) or value > best_value:
-                best, best_value = card, value
-        out[g] = best
+def has(card_set, card_bits):
+    return (card_set & card_bits) != 0
 
 
-def pick(candidates: np.ndarray, preference: np.ndarray) -> np.ndarray:
-    """Per game, the card of the set ``candidates`` with the highest ``preference`` ([52] or
-    [N, 52]); -1 where the set is empty. Ties go to the lowest card id."""
-    candidates = np.ascontiguousarray(candidates, dtype=np.uint64).reshape(-1)
-    preference = np.asarray(preference)
-    if preference.shape not in ((cards.NUM_CARDS,), (candidates.size, cards.NUM_CARDS)):
-        raise ValueError(f"preference must have shape (52,) or ({candidates.size}, 52), got {preference.shape}")
-    # The scores as NumPy computes them (a float32 preference stays float32), then widened exactly.
-    scored = np.asarray(preference + 1000.0, dtype=np.float64).reshape(-1, cards.NUM_CARDS)
-    out = np.empty(candidates.size, dtype=np.int64)
-    _pick(candidates, np.ascontiguousarray(scored), out)
-    return out
+@jit
+def below(card):
+    """Cards of the same suit as ``card`` and lower."""
+    return cards.SUIT_BITS[card // cards.NUM_RANKS] & (cards.bit(card) - np.uint64(1))
+
+
+@jit
+def above(card):
+    """Cards of the same suit as ``card`` and higher."""
+    return cards.SUIT_BITS[card // cards.NUM_RANKS] & ~((cards.bit(card) << np.uint64(1)) - np.uint64(1))
+
+
+@jit
+def lowest(card_set):
+    """The lowest card of a non-empty set."""
+    return cards.popcount((card_set & (~card_set + np.uint64(1))) - np.uint64(1))
+
+
+@jit
+def highest(card_set):
+    """The highest card of a non-empty set."""
+    x = card_set
+    for shift in (1, 2, 4, 8, 16, 32):  # smear the top card downwards: the count is its id + 1
+        x |= x >> np.uint64(shift)
+    return cards.popcount(x) - 1
+
+
+@jit
+def pick(card_set, preference):
+    """The card of ``card_set`` with the highest ``preference`` ([52]); -1 for the empty set. Ties
+    go to the lowest card id. Scores are compared after adding ``SCORE_OFFSET``."""
+    best, best_value = -1, -np.inf
+    rest = card_set
+    while rest:
+        card = lowest(rest)
+        rest &= rest - np.uint64(1)
+        value = preference[card] + SCORE_OFFSET
+        if best < 0 or value > best_value:
+            best, best_value = card, value
+    return best
+
+
+@jit
+def _may_hold(seat, out, sent, voids, pass_offset, players):
+    if players <= seat:
+        return NONE
+    held = out
+    for suit in range(4):
+        if voids[seat, suit]:
+            held &= ~cards.SUIT_BITS[suit]
+    return held | sent if pass_offset == seat else held & ~sent
+
+
+@inline
+def seat(pieces, g, scores):
+    """Game ``g`` of a ``Table``'s pieces (``Table.pieces()``) as a ``Seat``."""
+    (hand, legal, passed, played, deck, beats, trick_bits, voids, points_taken, trick_card, players, pass_offset,
+     led_suit, winning_card, winning_seat, trick_points, trick_number, passing, leading, following, void_now,
+     last_to_play, jack_bonus, first_trick_protection, queen_out, moon_off) = pieces
+    out = deck[g] & ~hand[g] & ~played[g]
+    sent = passed[g] & ~played[g] if not passing[g] and pass_offset[g] > 0 else NONE
+    holds = (hand[g], _may_hold(1, out, sent, voids[g], pass_offset[g], players[g]),
+             _may_hold(2, out, sent, voids[g], pass_offset[g], players[g]),
+             _may_hold(3, out, sent, voids[g], pass_offset[g], players[g]))
+    opponents = (False, 1 < players[g], 2 < players[g], 3 < players[g])
+    later = (False, opponents[1] and trick_card[g, 1] < 0, opponents[2] and trick_card[g, 2] < 0,
+             opponents[3] and trick_card[g, 3] < 0)
+    return Seat(hand[g], legal[g], passed[g], played[g], deck[g], beats[g], trick_bits[g], out, sent, holds,
+                (points_taken[g, 0], points_taken[g, 1], points_taken[g, 2], points_taken[g, 3]),
+                opponents, later, players[g], pass_offset[g], led_suit[g], winning_card[g], winning_seat[g],
+                trick_points[g], trick_number[g] == 0, passing[g], leading[g], following[g], void_now[g],
+                last_to_play[g], jack_bonus[g], first_trick_protection[g], queen_out[g], moon_off[g], scores)
 
 
 class Table:
@@ -123,11 +171,20 @@ class Table:
                 self.last_to_play, self.winning_card, self.winning_seat, self.beats,
                 self.queen_out, self.unseen, self.following, self.void_now)
         self.trick_points = self.points_in(self.trick_bits)
+        self.moon_off = observation[:, _RULES + _MOON_OFF] > 0.5
+
+    def pieces(self) -> tuple:
+        """The pieces the bots' compiled rules read (see ``seat``), in its order."""
+        return (self.hand, self.legal, self.passed, self.played, self.deck, self.beats, self.trick_bits, self.voids,
+                self.points_taken, self.trick_card, self.players, self.pass_offset, self.led_suit, self.winning_card,
+                self.winning_seat, self.trick_points, self.trick_number, self.passing, self.leading, self.following,
+                self.void_now, self.last_to_play, self.jack_bonus, self.first_trick_protection, self.queen_out,
+                self.moon_off)
 
     def points_in(self, bits: np.ndarray) -> np.ndarray:
         """Penalty points of card sets (hearts 1, Q♠ 13, J♦ bonus when on)."""
-        points = cards.count(bits & HEARTS).astype(np.int64) + 13 * has(bits, QS)
-        return points + np.where(self.jack_bonus & has(bits, JD), -10, 0)
+        points = cards.count(bits & HEARTS).astype(np.int64) + 13 * ((bits & QS) != 0)
+        return points + np.where(self.jack_bonus & ((bits & JD) != 0), -10, 0)
 
     def suit_count(self, bits: np.ndarray, suit: int) -> np.ndarray:
         return cards.count(bits & cards.SUIT_BITS[suit]).astype(np.int64)
@@ -141,6 +198,7 @@ _RULES, _PHASE, _PASS_DIRECTION, _HEARTS_BROKEN = _AT["rules"], _AT["phase"], _A
 _VOIDS, _POINTS_TAKEN, _TRICK_NUMBER, _TRICK_LEADER = _AT["voids"], _AT["points_taken"], _AT["trick_number"], _AT["trick_leader"]
 _HAND, _PASSED, _RECEIVED, _TRICK, _PLAYED_BY = _AT["hand"], _AT["passed"], _AT["received"], _AT["trick"], _AT["played_by"]
 _TWENTY_SIX = np.float32(26)
+_MOON_OFF = RULE_FLAGS.index("moon_off")
 #: Where the card sets start in the observation: hand, passed, received, the trick's four cards
 #: and the four seats' played cards, by relative seat.
 _CARD_SET_AT = np.array([_HAND, _PASSED, _RECEIVED] + [_TRICK + cards.NUM_CARDS * seat for seat in range(4)]
@@ -158,14 +216,6 @@ def _first_max(values, at, count):
         if np.isnan(values[at + i]) or values[at + i] > values[at + best]:
             best = i
     return best
-
-
-@jit
-def _above(card):
-    """Cards of the same suit as ``card`` and higher (-1 gives the empty set)."""
-    if card < 0:
-        return np.uint64(0)
-    return _SUIT_BITS[card // cards.NUM_RANKS] & ~((np.uint64(1) << np.uint64(card + 1)) - np.uint64(1))
 
 
 @jit
@@ -239,7 +289,7 @@ def _decode(observation, action_mask, trump, players, pass_offset, jack_bonus, f
         winning_card[g] = -1 if count == 0 else winner
         winning_seat[g] = -1 if count == 0 else strongest
         trumps = _SUIT_BITS[trump[g]] if trump[g] >= 0 else np.uint64(0)
-        higher = _above(winning_card[g])
+        higher = above(winning_card[g]) if count else np.uint64(0)
         if count == 0:
             beats[g] = 0
         elif winning_card[g] // cards.NUM_RANKS == trump[g]:
