@@ -88,7 +88,7 @@ def _policy_search(seed):
 #: settings are fixed: the policy's four most probable cards are searched, a card the policy
 #: gives 97% or more is played without searching (about half of the card plays with a choice),
 #: and the deals are dealt by the shipped belief model (``agents/belief.py``).
-EXPERT_DETERMINIZATIONS = 32
+EXPERT_DETERMINIZATIONS = 48
 EXPERT_CANDIDATES = 4
 EXPERT_CONFIDENT = 0.97
 #: The belief model of hard opponents the expert deals its worlds by (``hearts belief``).

@@ -40,7 +40,7 @@ def register(subparsers) -> None:
                          help="label the card plays (default); --no-card-labels keeps the student's own odds at "
                               "card plays (rollout teacher, with passes labelled: a round for the passes alone)")
     collect.add_argument("--determinizations", type=int, default=12,
-                         help="sampled deals per decision (search and expert teachers; the expert plays with 24)")
+                         help="sampled deals per decision (search and expert teachers; the expert player searches 48)")
     collect.add_argument("--opponent", default="hard",
                          help="bot in the other seats (and in the search teacher's rollouts); several separated by "
                               "commas take turns by batch, e.g. hard,easy,normal,random")
