@@ -5,10 +5,10 @@ by Numba; the engine's kernels run them in a loop over the games of a batch. A b
 and a batch of 8192 run the same compiled code, so a single game pays one call per step instead
 of a hundred NumPy calls.
 
-Compiled code is cached on disk (``cache=True``): the first import on a machine compiles the
-kernels (about 20 s on two cores) and later imports load them in well under a second. Numba keeps
-the cache in ``NUMBA_CACHE_DIR`` when set, else in the package's ``__pycache__`` folders, else (a
-read-only package) in the user's cache folder. Where no writable cache folder exists at all, the
+Compiled code is cached on disk (``cache=True``): the first use on a machine compiles the
+engine's kernels (about 20 s on two cores; the bots' take as long again) and later runs load
+them in well under a second. Numba keeps the cache in ``NUMBA_CACHE_DIR`` when set, else in the
+package's ``__pycache__`` folders, else (a read-only package) in the user's cache folder. Where no writable cache folder exists at all, the
 kernels are compiled in memory at every start instead: slower to start, the same results.
 
 A kernel calls rules from other files (the step in ``engine`` calls ``play``, ``scoring``, ...;

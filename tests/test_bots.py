@@ -187,6 +187,47 @@ def test_bots_see_only_their_arguments(steps, seed):
             assert a == b == bot.act(observe(mine), he.legal_mask(mine))
 
 
+def _as_compiled(game_seat):
+    """A ``Seat`` back from compiled code with its fields as the kernels type them (Python ints would
+    come back in as int64, not as uint64 card sets)."""
+    card_sets = {"hand", "legal", "passed", "played", "deck", "beats", "trick_bits", "out", "sent"}
+    fields = {}
+    for name, value in game_seat._asdict().items():
+        if name in card_sets:
+            value = np.uint64(value)
+        elif name == "holds":
+            value = tuple(np.uint64(v) for v in value)
+        elif name == "points_taken":
+            value = tuple(np.int64(v) for v in value)
+        elif isinstance(value, int) and not isinstance(value, bool):
+            value = np.int64(value)
+        fields[name] = value
+    return type(game_seat)(**fields)
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_each_choice_is_the_first_rule_of_the_level_that_applies(level):
+    # A level's compiled chain and its ``rules`` list (which names its choices) are kept in the same
+    # order: the rule named for each choice gives that card, and every rule before it gives none.
+    from agents.heuristic.table import Table, seat
+
+    bot = make(level)
+    states = [random_states(rules, 48, steps, seed=steps) for rules in VARIANTS.values() for steps in (5, 40, 90)]
+    for state in states:
+        live = ~state.done
+        table = Table(observe(state)[live], he.legal_mask(state)[live])
+        chosen, chosen_by = bot.decide(table)
+        scores = np.empty(cards.NUM_CARDS)
+        for g in range(table.n):
+            game_seat = _as_compiled(seat(table.pieces(), g, scores))
+            index = int(chosen_by[g])
+            assert all(rule(game_seat) < 0 for rule in bot.rules[:index]), (g, index)
+            if index < len(bot.rules):
+                assert bot.rules[index](game_seat) == chosen[g], (g, bot.rules[index].__name__)
+            else:
+                assert chosen[g] == cards.lowest_card(table.legal[g:g + 1])[0]
+
+
 def test_whole_games_with_bots_finish():
     state = he.init(CLASSIC, 16, seed=2)
     bots = [make(level) for level in ["easy", "normal", "hard", "random"]]

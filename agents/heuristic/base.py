@@ -9,7 +9,7 @@ game of a batch. The last resort is the lowest legal card.
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -17,24 +17,23 @@ from hearts_env.compiled import inline
 
 from .table import Table, lowest
 
-Rule = Callable
-
 
 @inline
-def fallback(s):
+def lowest_legal(s):
     """The last resort: the lowest legal card."""
     return lowest(s.legal)
 
 
 class RuleBot:
-    """Plays the first applicable rule of ``rules`` in every game of the batch.
+    """A level of rules: in every game of the batch, the card of the first rule that applies.
 
-    A level sets ``rules`` (the rule functions, in order: their names explain its choices) and
-    ``kernel``: ``kernel(table.pieces(), choice, chosen_by)`` writes each game's card and the index
-    in ``rules`` of the rule that chose it (``len(rules)`` for the fallback)."""
+    A level sets ``rules`` (the rule functions, in the order its ``first_rule`` tries them: their
+    names explain its choices) and ``kernel``: ``kernel(table.pieces(), choice, chosen_by)`` writes
+    each game's card and the index in ``rules`` of the rule that chose it (``len(rules)`` for the
+    fallback, the lowest legal card)."""
 
     name = "rules"
-    rules: Sequence[Rule] = ()
+    rules: Sequence[Callable] = ()
     kernel: Callable
 
     def __init__(self, seed: int | None = None):
@@ -47,7 +46,7 @@ class RuleBot:
         """(card per game, index of the rule that chose it; len(rules) for the fallback)."""
         choice = np.empty(table.n, dtype=np.int64)
         chosen_by = np.empty(table.n, dtype=np.int64)
-        type(self).kernel(table.pieces(), choice, chosen_by)
+        type(self).kernel(table.pieces(), choice, chosen_by)  # (from the class: a compiled function, not a method)
         return choice, chosen_by
 
     def explain(self, observation: np.ndarray, action_mask: np.ndarray) -> list[str]:

@@ -22,7 +22,7 @@ import numpy as np
 from hearts_env import cards
 from hearts_env.compiled import inline, jit
 
-from .base import RuleBot, fallback
+from .base import RuleBot, lowest_legal
 from .table import HEARTS, HIGH_RANK, JD, LOW_RANK, NONE, QS, pick, seat
 
 NO_CARD = -1
@@ -99,7 +99,7 @@ def first_rule(s):
     card = lead_lowest(s)
     if card >= 0:
         return card, 5
-    return fallback(s), 6
+    return lowest_legal(s), 6
 
 
 @jit

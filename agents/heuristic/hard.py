@@ -89,7 +89,7 @@ from hearts_env.cards import popcount
 from hearts_env.compiled import inline, jit
 
 from . import normal
-from .base import RuleBot, fallback
+from .base import RuleBot, lowest_legal
 from .easy import NO_CARD, keepers, safe_discards, without
 from .normal import QUEEN_FIRST, SPADE_HONOURS, kept
 from .table import (
@@ -533,7 +533,7 @@ def first_rule(s):
     card, index = normal.play_rule(s)
     if card >= 0:
         return card, 15 + index
-    return fallback(s), 15 + index
+    return lowest_legal(s), 15 + index
 
 
 @jit

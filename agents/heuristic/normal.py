@@ -30,7 +30,7 @@ from hearts_env.cards import popcount
 from hearts_env.compiled import inline, jit
 
 from . import easy
-from .base import RuleBot, fallback
+from .base import RuleBot, lowest_legal
 from .easy import NO_CARD, keepers, safe_discards, without
 from .table import AS, HEARTS, HIGH_RANK, KS, LOW_RANK, NONE, QS, SPADES_BELOW_QUEEN, pick, seat
 
@@ -195,7 +195,7 @@ def first_rule(s):
     card, index = play_rule(s)
     if card >= 0:
         return card, 4 + index
-    return fallback(s), 4 + index
+    return lowest_legal(s), 4 + index
 
 
 @jit

@@ -2,9 +2,9 @@
 
 ``Table(observation, action_mask)`` decodes observation v1 by name and derives the facts the bot
 levels reason with, as ``[N]`` card sets (``uint64`` bitboards, see ``hearts_env.cards``) or
-``[N]`` arrays: the current trick and its winning card, which cards would win or lose it, the
-cards still out (not in my hand and not played), voids, points taken. Nothing here reads
-anything but the two arguments, so a bot built on it cannot peek.
+``[N]`` arrays: my hand and legal cards, the cards played by each seat, the current trick and its
+winning card, which cards would win it, voids, points taken. Nothing here reads anything but the
+two arguments, so a bot built on it cannot peek.
 
 The bots' rules are compiled functions over one game: ``seat(table.pieces(), g, scores)`` gives
 game ``g`` as a ``Seat`` (its pieces, plus the cards out and where they may be), and a rule
@@ -21,7 +21,7 @@ from hearts_env import cards
 from hearts_env.compiled import inline, jit
 from hearts_env.observe import OBS_DIM, OBSERVATION_LAYOUT, RULE_FLAGS
 
-C, D, H, S = cards.CLUBS, cards.DIAMONDS, cards.HEARTS, cards.SPADES
+H, S = cards.HEARTS, cards.SPADES
 QS = cards.BIT[cards.QUEEN_OF_SPADES]
 KS = cards.BIT[cards.card_id(S, 11)]
 AS = cards.BIT[cards.card_id(S, 12)]
@@ -119,7 +119,7 @@ def _may_hold(seat, out, sent, voids, pass_offset, players):
 def seat(pieces, g, scores):
     """Game ``g`` of a ``Table``'s pieces (``Table.pieces()``) as a ``Seat``."""
     (hand, legal, passed, played, deck, beats, trick_bits, voids, points_taken, trick_card, players, pass_offset,
-     led_suit, winning_card, winning_seat, trick_points, trick_number, passing, leading, following, void_now,
+     led_suit, winning_card, winning_seat, trick_points, first_trick, passing, leading, following, void_now,
      last_to_play, jack_bonus, first_trick_protection, queen_out, moon_off) = pieces
     out = deck[g] & ~hand[g] & ~played[g]
     sent = passed[g] & ~played[g] if not passing[g] and pass_offset[g] > 0 else NONE
@@ -132,7 +132,7 @@ def seat(pieces, g, scores):
     return Seat(hand[g], legal[g], passed[g], played[g], deck[g], beats[g], trick_bits[g], out, sent, holds,
                 (points_taken[g, 0], points_taken[g, 1], points_taken[g, 2], points_taken[g, 3]),
                 opponents, later, players[g], pass_offset[g], led_suit[g], winning_card[g], winning_seat[g],
-                trick_points[g], trick_number[g] == 0, passing[g], leading[g], following[g], void_now[g],
+                trick_points[g], first_trick[g], passing[g], leading[g], following[g], void_now[g],
                 last_to_play[g], jack_bonus[g], first_trick_protection[g], queen_out[g], moon_off[g], scores)
 
 
@@ -162,14 +162,14 @@ class Table:
         self.trick_number = np.empty(n, dtype=observation.dtype)
         self.trick_card, self.in_trick, self.leading, self.led_suit = ints(4), ints(), flags(), ints()
         self.trick_bits, self.last_to_play, self.winning_card, self.winning_seat = sets(), flags(), ints(), ints()
-        self.beats, self.queen_out, self.unseen = sets(), flags(), sets()
+        self.beats, self.queen_out = sets(), flags()
         self.following, self.void_now = flags(), flags()
         _decode(observation, action_mask, self.trump, self.players, self.pass_offset, self.jack_bonus,
                 self.first_trick_protection, self.passing, self.hearts_broken, self.deck, self.legal, self.hand,
                 self.passed, self.received, self.played_by, self.played, self.voids, self.points_taken,
                 self.trick_number, self.trick_card, self.in_trick, self.leading, self.led_suit, self.trick_bits,
                 self.last_to_play, self.winning_card, self.winning_seat, self.beats,
-                self.queen_out, self.unseen, self.following, self.void_now)
+                self.queen_out, self.following, self.void_now)
         self.trick_points = self.points_in(self.trick_bits)
         self.moon_off = observation[:, _RULES + _MOON_OFF] > 0.5
 
@@ -177,7 +177,7 @@ class Table:
         """The pieces the bots' compiled rules read (see ``seat``), in its order."""
         return (self.hand, self.legal, self.passed, self.played, self.deck, self.beats, self.trick_bits, self.voids,
                 self.points_taken, self.trick_card, self.players, self.pass_offset, self.led_suit, self.winning_card,
-                self.winning_seat, self.trick_points, self.trick_number, self.passing, self.leading, self.following,
+                self.winning_seat, self.trick_points, self.trick_number == 0, self.passing, self.leading, self.following,
                 self.void_now, self.last_to_play, self.jack_bonus, self.first_trick_protection, self.queen_out,
                 self.moon_off)
 
@@ -185,9 +185,6 @@ class Table:
         """Penalty points of card sets (hearts 1, Q♠ 13, J♦ bonus when on)."""
         points = cards.count(bits & HEARTS).astype(np.int64) + 13 * ((bits & QS) != 0)
         return points + np.where(self.jack_bonus & ((bits & JD) != 0), -10, 0)
-
-    def suit_count(self, bits: np.ndarray, suit: int) -> np.ndarray:
-        return cards.count(bits & cards.SUIT_BITS[suit]).astype(np.int64)
 
 
 _SHORT_DECK = cards.bits_of(s * 13 + r for s in range(4) for r in (0, 2, 4, 6, 8, 10, 12))
@@ -222,7 +219,7 @@ def _first_max(values, at, count):
 def _decode(observation, action_mask, trump, players, pass_offset, jack_bonus, first_trick_protection, passing,
             hearts_broken, deck, legal, hand, passed, received, played_by, played, voids, points_taken,
             trick_number, trick_card, in_trick, leading, led_suit, trick_bits, last_to_play, winning_card,
-            winning_seat, beats, queen_out, unseen, following, void_now):
+            winning_seat, beats, queen_out, following, void_now):
     """Every ``Table`` piece of every game, from the observation and the mask (see ``Table.__init__``)."""
     # The card sets (and the legal set) are read first, each in a tight loop of its own: read in
     # among the other pieces they made the decoding several times slower (not vectorised there).
@@ -298,7 +295,6 @@ def _decode(observation, action_mask, trump, players, pass_offset, jack_bonus, f
             beats[g] = higher | (np.uint64(0) if led_suit[g] == trump[g] else trumps)
 
         queen_out[g] = not (all_played | hand[g]) & QS
-        unseen[g] = deck[g] & ~hand[g] & ~all_played & ~passed[g]
         following[g] = count != 0 and (mine & _SUIT_BITS[max(led_suit[g], 0)]) != 0
         void_now[g] = count != 0 and not following[g]
 
