@@ -91,7 +91,7 @@ from hearts_env.compiled import inline, jit
 from . import normal
 from .base import RuleBot, lowest_legal
 from .easy import NO_CARD, keepers, safe_discards, without
-from .normal import QUEEN_FIRST, SPADE_HONOURS, kept
+from .normal import QUEEN_FIRST, SPADE_HONOURS, held_back_leads, kept
 from .table import (
     AH,
     AS,
@@ -431,8 +431,7 @@ WIN_TABLE = _win_table()
 def lead_by_estimate(s):
     """Scores each candidate lead: minus its suit's length, minus ``LEAD_WEIGHT`` x its chance to
     win the trick x what a won trick of its suit costs (see the module's docstring)."""
-    held_back = (SPADE_HONOURS if s.queen_out else QS) | keepers(s)
-    candidates = without(s.legal, held_back) if s.leading and not s.passing else NONE
+    candidates = without(s.legal, held_back_leads(s)) if s.leading and not s.passing else NONE
     if candidates == 0:
         return NO_CARD
     hearts_out = popcount(s.out & HEARTS)

@@ -109,14 +109,20 @@ def bleed_spades(s):
     return pick(s.legal & SPADES_BELOW_QUEEN, LOW_RANK) if bleeding else NO_CARD
 
 
+@jit
+def held_back_leads(s):
+    """Cards not led while another will do: Q♠, A♠ and K♠ while Q♠ is out (Q♠ alone once it is not),
+    and the keepers."""
+    return (SPADE_HONOURS if s.queen_out else QS) | keepers(s)
+
+
 @inline
 def lead_low_from_short_suit(s):
     if not s.leading or s.passing:
         return NO_CARD
-    held_back = (SPADE_HONOURS if s.queen_out else QS) | keepers(s)
     for card in range(cards.NUM_CARDS):  # the lowest card of the shortest suit
         s.scores[card] = -100.0 * popcount(s.hand & SUIT_BITS[card // cards.NUM_RANKS]) - card % cards.NUM_RANKS
-    return pick(without(s.legal, held_back), s.scores)
+    return pick(without(s.legal, held_back_leads(s)), s.scores)
 
 
 @inline

@@ -231,12 +231,12 @@ def _decode(observation, action_mask, trump, players, pass_offset, jack_bonus, f
             found = np.uint64(0)
             for card in range(cards.NUM_CARDS):
                 if observation[g, at + card] > 0.5:
-                    found |= np.uint64(1) << np.uint64(card)
+                    found |= cards.bit(card)
             card_sets[g, k] = found
         mine = np.uint64(0)
         for card in range(cards.NUM_CARDS):
             if action_mask[g, card] > 0:
-                mine |= np.uint64(1) << np.uint64(card)
+                mine |= cards.bit(card)
         legal[g] = mine
     for g in range(n):
         o = observation[g]
@@ -252,7 +252,7 @@ def _decode(observation, action_mask, trump, players, pass_offset, jack_bonus, f
             played_by[g, seat] = card_sets[g, 7 + seat]
             all_played |= played_by[g, seat]
             trick_set = card_sets[g, 3 + seat]
-            trick_card[g, seat] = -1 if trick_set == 0 else cards.popcount((trick_set & (~trick_set + np.uint64(1))) - np.uint64(1))
+            trick_card[g, seat] = -1 if trick_set == 0 else lowest(trick_set)
             for suit in range(4):
                 voids[g, seat, suit] = o[_VOIDS + 4 * seat + suit] > 0.5
             points_taken[g, seat] = np.int64(np.rint(o[_POINTS_TAKEN + seat] * _TWENTY_SIX))
