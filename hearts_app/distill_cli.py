@@ -66,7 +66,7 @@ def register(subparsers) -> None:
                      help="imitation: cross-entropy to the teacher's preferences beyond --margin (search labels); "
                           "regression: logits learn minus each card's points, centred per decision; improvement: "
                           "the student's odds times exp(-points / T), learnt without bias from noisy labels "
-                          "(both for rollout labels)")
+                          "(both for rollout labels; improvement also for expert labels, among the cards valued)")
     fit.add_argument("--learning-rate", type=float, default=3e-4, help="Adam step size (default %(default)s)")
     fit.add_argument("--batch-size", type=int, default=2048,
                      help="decisions per step (larger batches average more of the noise of one-deal labels)")

@@ -182,9 +182,11 @@ def test_the_expert_teacher_values_the_cards_the_expert_searches_at_tables_that_
     stats = fit(str(other), shards, tmp_path / "out.pt", epochs=1, holdout=0.5, log=lambda message: None)
     assert 0 < stats["before"]["unvalued"] < 1 and np.isfinite(stats["before"]["regret"])
     assert stats["before"]["regret"] >= 0
-    for loss in ("improvement", "regression"):  # they would read an unvalued card as free
-        with pytest.raises(ValueError, match="unvalued.*imitation"):
-            fit(str(other), shards, tmp_path / "out.pt", epochs=1, loss=loss, log=lambda message: None)
+    with pytest.raises(ValueError, match="unvalued.*imitation"):  # it would read an unvalued card as free
+        fit(str(other), shards, tmp_path / "out.pt", epochs=1, loss="regression", log=lambda message: None)
+    # The improvement loss improves among the valued cards and holds the others.
+    stats = fit(str(other), shards, tmp_path / "out.pt", epochs=1, loss="improvement", log=lambda message: None)
+    assert np.isfinite(stats["epoch_1"]["regret"])
 
 
 def test_shards_load_into_one_array_each(tmp_path):
@@ -339,6 +341,42 @@ def test_the_regression_loss_learns_only_differences_between_legal_cards():
     wrong[0, 0] += 2.6  # 0.1 in units of 26 points, on one card of six: centred, 2/3 of it on that card
     expected = ((0.1 * 2 / 3) ** 2 + 2 * (0.1 / 3) ** 2) / 6
     assert centered_regression_loss(wrong, values, mask).item() == pytest.approx(expected, rel=1e-4)
+
+
+def test_with_some_cards_unvalued_the_improvement_acts_among_the_valued_and_holds_the_rest():
+    torch = pytest.importorskip("torch")
+    from train.distill import improvement_loss
+
+    mask = torch.zeros((2, 52), dtype=torch.bool)
+    mask[:, :4] = True
+    valued = mask.clone()
+    valued[0, 3] = False  # decision 0: three cards valued, one not; decision 1: all four valued
+    old_probs = torch.tensor([[0.4, 0.3, 0.2, 0.1], [0.1, 0.2, 0.3, 0.4]])
+    old = torch.log(torch.cat([old_probs, torch.full((2, 48), 1e-9)], dim=1))
+    values = torch.zeros((2, 52))
+    values[:, :4] = torch.tensor([[6.0, 4.0, 13.0, 0.0], [2.0, 9.0, 0.0, 5.0]])
+    t = 2.0
+    # The minimum: the valued cards improved among themselves, their share (0.9) and the unvalued
+    # card's odds (0.1) kept; decision 1 as the all-valued loss has it.
+    improved = old_probs[:, :4] * torch.exp(-values[:, :4] / t)
+    target = improved.clone()
+    target[0, :3] = 0.9 * improved[0, :3] / improved[0, :3].sum()
+    target[0, 3] = 0.1
+    target[1] = improved[1] / improved[1].sum()
+    best = torch.cat([torch.log(target), torch.full((2, 48), -1e9)], dim=1).requires_grad_()
+    improvement_loss(best, values, mask, old, t, valued).backward()
+    assert best.grad.abs().max().item() < 1e-6
+    at_best = improvement_loss(best.detach(), values, mask, old, t, valued).item()
+    for nudge in ([0.3, -0.2, 0.0, 0.0], [0.0, 0.0, 0.0, 0.5]):  # within the valued cards; the unvalued card's odds
+        moved = best.detach().clone()
+        moved[0, :4] += torch.tensor(nudge)
+        assert improvement_loss(moved, values, mask, old, t, valued).item() > at_best + 1e-5
+    # The unvalued card's points count for nothing; all valued, it is the loss without ``valued``.
+    scrambled = values.clone()
+    scrambled[0, 3] = 26.0
+    assert improvement_loss(best.detach(), scrambled, mask, old, t, valued).item() == pytest.approx(at_best, rel=1e-6)
+    everything = improvement_loss(best.detach()[1:], values[1:], mask[1:], old[1:], t, valued[1:])
+    assert everything.item() == pytest.approx(improvement_loss(best.detach()[1:], values[1:], mask[1:], old[1:], t).item(), rel=1e-6)
 
 
 def test_the_improvement_loss_is_least_at_the_old_odds_times_exp_minus_points_over_t():

@@ -26,7 +26,8 @@ batch, so one collection mixes the tables a policy will meet. Shards of examples
 ``fit`` trains the student on them, by one of three losses: ``imitation`` (cross-entropy to the
 teacher's preferences where they are clear, for the search's averaged values), ``regression``
 (the logits learn minus the points) or ``improvement`` (the student's odds times
-``exp(-points / T)``, learnt without bias from one-deal labels: :func:`improvement_loss`); the
+``exp(-points / T)``, learnt without bias from one-deal labels: :func:`improvement_loss`; among
+the valued cards where the teacher values some only); the
 kept decisions keep the student's own odds; plus a value fit. Held-out agreement with
 the teacher's best card and regret (teacher points lost per decision; passes and card plays apart
 where passes are labelled) are reported. The result is a normal policy checkpoint.
@@ -351,20 +352,52 @@ def centered_regression_loss(logits, values, mask):
     return (error ** 2).sum() / mask.sum()
 
 
-def improvement_loss(logits, values, mask, old_log_probs, temperature: float):
+def improvement_loss(logits, values, mask, old_log_probs, temperature: float, valued=None):
     """``sum_a pi(a) * (points(a) / T + log pi(a) - log pi_old(a))`` per decision, averaged: the
     expected points under the new policy plus T times its divergence KL(pi || pi_old) from the
     student's. Minimised exactly by ``pi ~ pi_old * exp(-points / T)``, the student improved by the
     card values and kept near itself where they are unclear; and, being linear in the points, its
-    mean over noisy one-deal labels is its value for their expectation: the noise averages out."""
+    mean over noisy one-deal labels is its value for their expectation: the noise averages out.
+
+    ``valued`` marks the cards with points where a teacher values some legal cards only (the expert
+    teacher's candidates): see :func:`improvement_among_valued_loss`.
+    """
     import torch
 
+    if valued is not None:
+        return improvement_among_valued_loss(logits, values, mask, old_log_probs, temperature, valued)
     log_probs = torch.log_softmax(logits, dim=-1)
     probs = log_probs.exp()
     points = torch.where(mask, values, torch.zeros_like(values))
     old = torch.where(mask, old_log_probs, torch.zeros_like(old_log_probs))
     per_card = torch.where(mask, points / temperature + log_probs - old, torch.zeros_like(points))
     return (probs * per_card).sum(dim=-1).mean()
+
+
+def improvement_among_valued_loss(logits, values, mask, old_log_probs, temperature: float, valued):
+    """:func:`improvement_loss` where only the ``valued`` legal cards have points. The improvement
+    acts among those: the odds of each valued card, given that one of them is played, learn the
+    student's such odds times ``exp(-points / T)``; the odds of the unvalued cards, and the share of
+    the valued ones as a whole, are held at the student's (by the divergence over that coarser
+    split). With every legal card valued it equals :func:`improvement_loss`."""
+    import torch
+
+    valued = valued & mask
+    zeros = torch.zeros_like(values)
+    log_probs = torch.log_softmax(logits, dim=-1)
+    old = torch.where(mask, old_log_probs, zeros)
+    # The log of the valued cards' share, new and old (a decision with none valued adds nothing).
+    none = torch.full_like(values, -1e30)  # finite, so that such a decision's gradients stay finite
+    any_valued = valued.any(dim=-1, keepdim=True)
+    share = torch.where(any_valued, torch.logsumexp(torch.where(valued, log_probs, none), dim=-1, keepdim=True), 0.0)
+    old_share = torch.where(any_valued, torch.logsumexp(torch.where(valued, old, none), dim=-1, keepdim=True), 0.0)
+    given = log_probs - share
+    points = torch.where(valued, values, zeros)
+    within = torch.where(valued, given.exp() * (points / temperature + given - (old - old_share)), zeros).sum(dim=-1)
+    unvalued = mask & ~valued
+    rest = torch.where(unvalued, log_probs.exp() * (log_probs - old), zeros).sum(dim=-1)
+    rest = rest + (share.exp() * (share - old_share)).squeeze(-1)
+    return (within + rest).mean()
 
 
 def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperature: float = 1.0,
@@ -415,10 +448,10 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
     # Rounds of millions of decisions: the large arrays are changed in place rather than copied.
     values = shards.pop("values").astype(np.float32, copy=False)
     values[~shards["mask"]] = np.inf
-    if loss != "imitation" and not np.isfinite(values[shards["mask"]]).all():
-        # Those losses weigh every legal card by its points; an unvalued card would read as free.
+    if loss == "regression" and not np.isfinite(values[shards["mask"]]).all():
+        # It weighs every legal card by its points; an unvalued card would read as free.
         raise ValueError(f"the shards in {data} leave some legal cards unvalued (the expert teacher values the cards "
-                         f"it searches only); fit them with loss 'imitation', not {loss!r}")
+                         f"it searches only); fit them with loss 'imitation' or 'improvement', not {loss!r}")
     # The student's own odds before any update: the margin rule's fallback, or the improvement's anchor.
     own_probs = policy_probs(net, shards["obs"], shards["mask"]) if loss != "regression" else None
     if loss == "imitation":
@@ -432,6 +465,7 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
     best_t = torch.as_tensor(values.argmin(axis=1))
     # Legal cards the teacher left unvalued (the expert teacher values its candidates only).
     valued_t = torch.as_tensor(np.isfinite(values))
+    partly_valued = not bool(valued_t[mask_t].all())
     values[~np.isfinite(values)] = 0.0  # the losses and the regret read the valued cards' points only
     values_t = torch.as_tensor(values)
     is_pass_t = torch.as_tensor(shards["is_pass"])
@@ -494,7 +528,8 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
             elif loss == "regression":
                 policy_loss = centered_regression_loss(logits, values_t[idx], mask_t[idx])
             else:
-                policy_loss = improvement_loss(logits, values_t[idx], mask_t[idx], old_log_probs[idx], temperature)
+                policy_loss = improvement_loss(logits, values_t[idx], mask_t[idx], old_log_probs[idx], temperature,
+                                               valued_t[idx] if partly_valued else None)
             total = policy_loss + 0.5 * ((value - value_target[idx]) ** 2).mean()
             if has_kept:
                 rows = kept_order[step * kept_batch:(step + 1) * kept_batch]
