@@ -2,6 +2,7 @@
 shards hold the labels they should and load old and new alike, rollout labels are each card played out
 on the real deal, and the fitting losses have their minimum where they should."""
 
+import hashlib
 import json
 
 import numpy as np
@@ -66,6 +67,10 @@ def test_distill_collect_and_fit_end_to_end(tmp_path):
     assert stats["loss"] == "improvement" and {"pass_regret", "play_regret"} <= set(stats["before"])
     grown, meta = load_net(second, rules=CLASSIC)
     lineage = meta["distilled"]
+    # The start by name and content, the data by folder name: no path of this machine in the file.
+    assert (lineage["start"], lineage["data"]) == (out.name, rolled.name)
+    assert lineage["start_sha256"] == hashlib.sha256(out.read_bytes()).hexdigest()
+    assert str(tmp_path) not in json.dumps(lineage)
     assert list(grown.hidden) == [32] and lineage["start_hidden"] == [16]
     assert grown.card_scorer.width == 4 and meta["card_scorer"] == 4 and lineage["start_card_scorer"] == 0
     assert (lineage["loss"], lineage["after"]["loss"], lineage["after"]["after"]) == ("improvement", "imitation", None)

@@ -431,6 +431,7 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
     from torch import nn
 
     from agents.checkpoint import load_net, save
+    from agents.onnx_policy import sha256_file
     from agents.policy import widened
 
     if loss not in ("imitation", "regression", "improvement"):
@@ -544,8 +545,10 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
         stats[f"epoch_{epoch + 1}"] = measure()
         log(f"epoch {epoch + 1}: mean policy loss {np.mean(losses):.3f}; held out: {describe(stats[f'epoch_{epoch + 1}'])}")
     meta = dict(meta)
-    # Each round records the one before it ("after"), so a policy's whole lineage stays in its file.
-    meta["distilled"] = {"start": str(start_path), "data": str(data), "examples": n, "epochs": epochs, "loss": loss,
+    # Each round records the one before it ("after"), so a policy's whole lineage stays in its file:
+    # the start by name and content, not by a path of this machine (a shipped file would carry it).
+    meta["distilled"] = {"start": Path(start_path).name, "start_sha256": sha256_file(start_path),
+                         "data": Path(data).name, "examples": n, "epochs": epochs, "loss": loss,
                          "temperature": temperature, "margin": margin, "learning_rate": learning_rate,
                          "batch_size": batch_size, "seed": seed, "start_hidden": start_hidden,
                          "start_card_scorer": start_scorer,
