@@ -226,4 +226,10 @@ def test_smoke_recipe_killed_in_the_middle_resumes_without_redoing_finished_step
     assert not (runs / "recipe_smoke" / "improve" / "round1" / "data").exists()  # shards removed after the fit
     agent = make(f"ckpt:{summary['policy']}")
     assert agent is not None
+    # Each round fitted by its loss: the last (the expert's labels) by the improvement, as its config says.
+    from agents.checkpoint import load_net
+
+    _, meta = load_net(summary["policy"])
+    lineage = meta["distilled"]
+    assert [lineage["loss"], lineage["after"]["loss"], lineage["after"]["after"]["loss"]] == ["improvement"] * 3
     assert list((runs / "recipe_smoke" / "evaluation").glob("events.out.tfevents.*"))

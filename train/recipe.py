@@ -112,7 +112,8 @@ class Round(_Strict):
     expert teacher searches (``train.distill``'s: the expert player's search, narrowed; over this
     policy, on ``determinizations`` belief-dealt worlds) and fits
     them by imitation where the expert's best card beats the policy's by more than ``margin``
-    points (:func:`train.distill.fit`)."""
+    points, or with ``loss: improvement`` by the improvement loss among the cards it valued
+    (:func:`train.distill.fit`)."""
 
     collections: list[Collection] = Field(min_length=1)
 
@@ -131,6 +132,8 @@ class Round(_Strict):
     margin: Float = Field(2.0, ge=0, description="the expert teacher's: points its best card must gain to overrule")
     pass_labels: bool = True
     card_labels: bool = True
+    loss: Literal["imitation", "improvement"] | None = Field(
+        None, description="the fit's loss; default: improvement for rollout labels, imitation for the expert's")
     temperature: Float = Field(gt=0, description="T of the loss (the improvement's, or the expert's softmax), in points")
     epochs: Int = Field(4, ge=1)
     learning_rate: Float = Field(1e-3, gt=0)
@@ -456,7 +459,7 @@ class Recipe:
                 _collect(job)
         stats = fit(str(start), data, out, epochs=spec.epochs, temperature=spec.temperature, margin=spec.margin,
                     learning_rate=spec.learning_rate, batch_size=spec.batch_size, seed=spec.fit_seed,
-                    loss="imitation" if spec.teacher == "expert" else "improvement", log=self.log)
+                    loss=spec.loss or ("imitation" if spec.teacher == "expert" else "improvement"), log=self.log)
         self.log(f"{stage.name} round {index + 1}: fitted {stats.get('examples', 0):,} examples -> {out}")
         if not spec.keep_data:
             shutil.rmtree(data)
