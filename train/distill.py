@@ -365,6 +365,8 @@ def improvement_loss(logits, values, mask, old_log_probs, temperature: float, va
     import torch
 
     if valued is not None:
+        # Apart, rather than this with every legal card valued: a rollout fit keeps its exact
+        # arithmetic, so a recipe's rounds still give the same weights bit for bit.
         return improvement_among_valued_loss(logits, values, mask, old_log_probs, temperature, valued)
     log_probs = torch.log_softmax(logits, dim=-1)
     probs = log_probs.exp()
@@ -449,7 +451,9 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
     # Rounds of millions of decisions: the large arrays are changed in place rather than copied.
     values = shards.pop("values").astype(np.float32, copy=False)
     values[~shards["mask"]] = np.inf
-    if loss == "regression" and not np.isfinite(values[shards["mask"]]).all():
+    # Legal cards the teacher left unvalued (the expert teacher values its candidates only).
+    partly_valued = not np.isfinite(values[shards["mask"]]).all()
+    if loss == "regression" and partly_valued:
         # It weighs every legal card by its points; an unvalued card would read as free.
         raise ValueError(f"the shards in {data} leave some legal cards unvalued (the expert teacher values the cards "
                          f"it searches only); fit them with loss 'imitation' or 'improvement', not {loss!r}")
@@ -464,9 +468,7 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
         old_log_probs = torch.as_tensor(np.log(np.maximum(own_probs, 1e-30, out=own_probs), out=own_probs))
     value_target = torch.as_tensor(-values.min(axis=1) * REWARD_SCALE, dtype=torch.float32)
     best_t = torch.as_tensor(values.argmin(axis=1))
-    # Legal cards the teacher left unvalued (the expert teacher values its candidates only).
     valued_t = torch.as_tensor(np.isfinite(values))
-    partly_valued = not bool(valued_t[mask_t].all())
     values[~np.isfinite(values)] = 0.0  # the losses and the regret read the valued cards' points only
     values_t = torch.as_tensor(values)
     is_pass_t = torch.as_tensor(shards["is_pass"])
