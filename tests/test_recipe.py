@@ -41,10 +41,10 @@ def test_shipped_recipes_validate(tmp_path):
     steps = {name: [key for key, _, _ in Recipe(recipe, RECIPES, runs_dir="unused").steps()]
              for name, recipe in recipes.items()}
     assert steps["smoke.yaml"] == ["selfplay", "vs_hard", "improve/round1", "improve/round2", "improve/round3"]
-    assert len(steps["classic.yaml"]) == 2 + 18  # two PPO stages, eighteen improvement rounds
+    assert len(steps["classic.yaml"]) == 2 + 19  # two PPO stages, nineteen improvement rounds
     assert steps["two_player.yaml"] == ["selfplay"]
-    # The last rounds' recipe reruns the classic recipe's rounds 17 and 18 as they are there.
-    assert steps["classic_last_rounds.yaml"] == ["improve/round1", "improve/round2"]
+    # The last rounds' recipe reruns the classic recipe's rounds 17 to 19 as they are there.
+    assert steps["classic_last_rounds.yaml"] == ["improve/round1", "improve/round2", "improve/round3"]
     assert recipes["classic_last_rounds.yaml"].stages[0].rounds == recipes["classic.yaml"].stages[2].rounds[16:]
 
 
