@@ -41,6 +41,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from agents import AgentSpecError, make as make_agent  # AgentSpecError re-exported: a spec agents.make refuses
+from agents.onnx_policy import sha256_file
 import hearts_env
 from hearts_env import engine, loop
 from hearts_env.records import scored_hand
@@ -383,17 +384,13 @@ def spec_files(spec: Any) -> list[str]:
     return files
 
 
-def file_digest(path: str | Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
 def plan_hash(plan: Plan, deals: DealSet, seed: int, chunk_deals: int, record: bool) -> str:
     """What determines every unit's result: rules, line-ups, specs (and the content of their
     files), seatings, the deals, the arena seed, the chunk size and whether records are kept."""
     h = hashlib.sha256()
     h.update(json.dumps({
         "rules": plan.rules.to_dict(), "format": plan.format, "episode": plan.episode, "seating": plan.seating,
-        "agents": [[e.label, e.spec_text, [file_digest(f) for f in spec_files(e.spec) if Path(f).is_file()]]
+        "agents": [[e.label, e.spec_text, [sha256_file(f) for f in spec_files(e.spec) if Path(f).is_file()]]
                    for e in plan.entrants],
         "tables": plan.tables, "seed": int(seed), "chunk_deals": int(chunk_deals), "record": bool(record),
         "version": hearts_env.__version__,

@@ -259,8 +259,9 @@ def map_jobs(function: Callable[[Any, dict[str, str]], Any], jobs: list, files: 
     each finishes. ``function`` must be importable on the workers (a module-level function)."""
     ray, started = connect(address, workers)
     try:
-        shas = [hashlib.sha256(Path(p).read_bytes()).hexdigest() for p in files]
-        refs = [ray.put(Path(p).read_bytes()) for p in files]
+        blobs = [Path(p).read_bytes() for p in files]  # read once: hashed and shipped alike
+        shas = [hashlib.sha256(blob).hexdigest() for blob in blobs]
+        refs = [ray.put(blob) for blob in blobs]
         task = ray.remote(num_cpus=1, max_retries=MAX_RETRIES, retry_exceptions=False)(_call_task)
         pending = {task.remote(function, job, list(files), shas, *refs): i for i, job in enumerate(jobs)}
         for i, (value, worker) in _results(ray, pending, lambda i: f"job {i}"):
