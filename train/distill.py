@@ -452,7 +452,8 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
     values = shards.pop("values").astype(np.float32, copy=False)
     values[~shards["mask"]] = np.inf
     # Legal cards the teacher left unvalued (the expert teacher values its candidates only).
-    partly_valued = not np.isfinite(values[shards["mask"]]).all()
+    valued = np.isfinite(values)
+    partly_valued = not valued[shards["mask"]].all()
     if loss == "regression" and partly_valued:
         # It weighs every legal card by its points; an unvalued card would read as free.
         raise ValueError(f"the shards in {data} leave some legal cards unvalued (the expert teacher values the cards "
@@ -468,8 +469,8 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
         old_log_probs = torch.as_tensor(np.log(np.maximum(own_probs, 1e-30, out=own_probs), out=own_probs))
     value_target = torch.as_tensor(-values.min(axis=1) * REWARD_SCALE, dtype=torch.float32)
     best_t = torch.as_tensor(values.argmin(axis=1))
-    valued_t = torch.as_tensor(np.isfinite(values))
-    values[~np.isfinite(values)] = 0.0  # the losses and the regret read the valued cards' points only
+    valued_t = torch.as_tensor(valued)
+    values[~valued] = 0.0  # the losses and the regret read the valued cards' points only
     values_t = torch.as_tensor(values)
     is_pass_t = torch.as_tensor(shards["is_pass"])
     has_kept = len(shards["kept_obs"]) > 0
