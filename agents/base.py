@@ -152,6 +152,35 @@ def is_code_spec(spec) -> bool:
     return text not in _FACTORIES and _prefix_of(text) is None and _USER_SPEC.match(text) is not None
 
 
+def spec_files(spec) -> list[str]:
+    """The files a spec string reads: a ``ckpt:``/``onnx:`` model (and an ONNX model's manifest
+    beside it) or a user ``FILE.py``; none for named agents and ``MODULE:NAME``. The arena hashes
+    them into its plan and the Ray backend ships them to its workers."""
+    if not isinstance(spec, str):
+        return []
+    text = spec.strip()
+    if is_code_spec(text):
+        target = _USER_SPEC.match(text).group("target")
+        return [target] if target.endswith(".py") else []
+    prefix = _prefix_of(text)
+    if prefix is None or prefix not in _PREFIX_FILES:
+        return []
+    path = text[len(prefix):]
+    files = [path]
+    if prefix == "onnx:" and Path(path).with_suffix(".json").is_file():
+        files.append(str(Path(path).with_suffix(".json")))
+    return files
+
+
+def sha256_file(path: str | Path) -> str:
+    """The sha256 of a file's bytes (hex), read in blocks: how a model file is named by content."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def _from_text(spec: str, seed: int | None, rules) -> Agent:
     text = spec.strip()
     if not text:

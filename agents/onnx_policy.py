@@ -12,14 +12,13 @@ onnxruntime is imported only when an ``onnx:`` agent is made.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from agents.base import AgentSpecError
+from agents.base import AgentSpecError, sha256_file
 from hearts_env.observe import OBS_DIM, OBS_VERSION, OBSERVATION_LAYOUT
 from hearts_env.rules import Rules, RulesError
 
@@ -36,14 +35,6 @@ class PolicyManifestError(AgentSpecError):
 def manifest_path(model_path: str | Path) -> Path:
     """The manifest beside a model: ``policy.onnx`` -> ``policy.json``."""
     return Path(model_path).with_suffix(".json")
-
-
-def sha256_file(path: str | Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def layout_entries() -> list[dict[str, Any]]:

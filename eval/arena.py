@@ -41,7 +41,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from agents import AgentSpecError, make as make_agent  # AgentSpecError re-exported: a spec agents.make refuses
-from agents.onnx_policy import sha256_file
+from agents.base import sha256_file, spec_files
 import hearts_env
 from hearts_env import engine, loop
 from hearts_env.records import scored_hand
@@ -361,27 +361,6 @@ def _run_unit(unit: tuple[int, int, int, int]) -> tuple[Games, list[dict], str]:
 RUN_KEYS = ("workers", "seconds", "deals_per_s", "hands_per_s", "games_per_s", "backend",
             "units", "units_played", "units_loaded", "units_per_worker", "command")
 UNIT_FIELDS = tuple(f.name for f in dataclasses.fields(Games))
-
-
-def spec_files(spec: Any) -> list[str]:
-    """The files a spec string reads: a ``ckpt:``/``onnx:`` model (and an ONNX model's manifest
-    beside it) or a user ``FILE.py``; none for named agents and ``MODULE:NAME``."""
-    from agents import base
-
-    if not isinstance(spec, str):
-        return []
-    text = spec.strip()
-    if base.is_code_spec(text):
-        target = base._USER_SPEC.match(text).group("target")
-        return [target] if target.endswith(".py") else []
-    prefix = base._prefix_of(text)
-    if prefix is None or prefix not in base._PREFIX_FILES:
-        return []
-    path = text[len(prefix):]
-    files = [path]
-    if prefix == "onnx:" and Path(path).with_suffix(".json").is_file():
-        files.append(str(Path(path).with_suffix(".json")))
-    return files
 
 
 def plan_hash(plan: Plan, deals: DealSet, seed: int, chunk_deals: int, record: bool) -> str:
@@ -836,5 +815,5 @@ __all__ = [
     "AgentSpecError", "ArenaError", "ArenaResult", "CHUNK_DEALS", "Entrant", "Games", "Plan", "head_to_head",
     "head_to_head_plan", "head_to_heads", "mixed_table", "make_entrants", "resolve_agent", "round_robin",
     "round_robin_plan", "run", "summarize", "table_plan", "training_evaluation", "BACKENDS", "RUN_KEYS",
-    "UnitStore", "plan_hash", "spec_files",
+    "UnitStore", "plan_hash",
 ]

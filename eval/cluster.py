@@ -33,7 +33,9 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from .arena import ArenaError, _run_unit, _set_job, spec_files
+from agents.base import sha256_file, spec_files
+
+from .arena import ArenaError, _run_unit, _set_job
 
 #: Times Ray runs a task again after its worker died.
 MAX_RETRIES = 3
@@ -118,7 +120,7 @@ def _local_spec(spec: str, files: list[tuple[str, str]], blobs: dict[str, bytes]
         if hashlib.sha256(data).hexdigest() != sha:
             raise ClusterError(f"the copy of {path} that reached this worker is damaged (sha256 mismatch)")
         local = home / Path(path).name
-        if not local.is_file() or hashlib.sha256(local.read_bytes()).hexdigest() != sha:
+        if not local.is_file() or sha256_file(local) != sha:
             temporary = local.with_name(f".{local.name}.{os.getpid()}.tmp")
             temporary.write_bytes(data)
             os.replace(temporary, local)

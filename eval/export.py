@@ -41,9 +41,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from agents.onnx_policy import (
-    MANIFEST_FORMAT, MANIFEST_VERSION, META_PREFIX, OnnxPolicyAgent, layout_entries, sha256_file,
-)
+from agents.base import sha256_file
+from agents.onnx_policy import MANIFEST_FORMAT, MANIFEST_VERSION, META_PREFIX, OnnxPolicyAgent, layout_entries
 from hearts_env import cards, deal, engine, loop, observe, seat_record
 from hearts_env.state import State
 from hearts_env.rules import Rules

@@ -182,21 +182,49 @@ def from_mask(mask: np.ndarray) -> np.ndarray:
     return padded.view("<u8").reshape(lead).astype(np.uint64)
 
 
+@jit
+def lowest_of(card_set):
+    """Id of the lowest card of one non-empty set, inside compiled code."""
+    x = np.uint64(card_set)
+    return popcount((x & (~x + np.uint64(1))) - np.uint64(1))
+
+
+@jit
+def highest_of(card_set):
+    """Id of the highest card of one non-empty set, inside compiled code."""
+    x = np.uint64(card_set)
+    for shift in (1, 2, 4, 8, 16, 32):  # smear the top card downwards: the count is its id + 1
+        x |= x >> np.uint64(shift)
+    return popcount(x) - 1
+
+
+@jit
+def _lowest_cards(card_sets, out):
+    for i in range(card_sets.size):
+        out[i] = lowest_of(card_sets[i])
+
+
+@jit
+def _highest_cards(card_sets, out):
+    for i in range(card_sets.size):
+        out[i] = highest_of(card_sets[i])
+
+
+def _each_set(kernel, bits: np.ndarray) -> np.ndarray:
+    bits = np.asarray(bits, dtype=np.uint64)
+    out = np.empty(bits.shape, dtype=np.int64)
+    kernel(np.ascontiguousarray(bits).reshape(-1), out.reshape(-1))
+    return out
+
+
 def lowest_card(bits: np.ndarray) -> np.ndarray:
     """Id of the lowest card in each non-empty set (undefined for empty sets)."""
-    bits = np.asarray(bits, dtype=np.uint64)
-    lowest = bits & (~bits + np.uint64(1))
-    return np.bitwise_count(lowest - np.uint64(1)).astype(np.int64)
+    return _each_set(_lowest_cards, bits)
 
 
 def highest_card(bits: np.ndarray) -> np.ndarray:
     """Id of the highest card in each non-empty set (undefined for empty sets)."""
-    bits = np.asarray(bits, dtype=np.uint64)
-    # Smear the top bit downwards, then count: the count of ones is highest id + 1.
-    x = bits.copy()
-    for shift in (1, 2, 4, 8, 16, 32):
-        x |= x >> np.uint64(shift)
-    return np.bitwise_count(x).astype(np.int64) - 1
+    return _each_set(_highest_cards, bits)
 
 
 @jit
@@ -207,7 +235,7 @@ def nth_of(card_set, n):
         x &= x - np.uint64(1)  # clear the lowest card
     if x == 0:
         return -1
-    return popcount((x & (~x + np.uint64(1))) - np.uint64(1))
+    return lowest_of(x)
 
 
 @jit

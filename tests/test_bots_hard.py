@@ -93,7 +93,7 @@ def void_in_clubs(seat0_cards):
 
 def test_void_dumps_the_queen():
     state = void_in_clubs("QS AH KH 2D 3D 4D 5D 6D 7D 8D 9D TD")
-    assert hard_choice(state) == ("QS", "dump_queen_on_the_winner")
+    assert hard_choice(state) == ("QS", "discard_queen")
 
 
 def test_void_dumps_king_of_spades_while_the_queen_is_out():
@@ -205,12 +205,12 @@ def test_shoots_the_moon_with_a_hand_of_winners_and_aborts_when_someone_takes_a_
     assert hard_choice(state) == ("TS", "shoot_the_moon")  # not Q♠: it is going for every point
     assert choice("normal", state)[0] == "QS"
     state = play(state, "TS 2H 4C 6C")  # seat 3 took 2♥: the moon is off
-    assert hard_choice(state) == ("QS", "dump_queen_on_the_winner")
+    assert hard_choice(state) == ("QS", "discard_queen")
 
 
 def test_does_not_shoot_when_the_moon_is_off():
     state = play(game(CLASSIC.replace(moon="off"), MOON), "2C 3C AC TD 5C")
-    assert hard_choice(state) == ("QS", "dump_queen_on_the_winner")
+    assert hard_choice(state) == ("QS", "discard_queen")
 
 
 SHOOTER = {1: "3C 4C 5C 6C 7C 8C 9C TC JC QC KC AC 5H", 2: "2C QS AH 2D 3D 4D 5D 6D 7D 8D 9D TD JD",

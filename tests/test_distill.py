@@ -162,11 +162,14 @@ def test_the_expert_teacher_values_the_cards_the_expert_searches_at_tables_that_
     shards = tmp_path / "shards"
     examples = collect_shard(str(student_path), shards, hands=16, seed=3, tables=8, determinizations=2,
                              opponent="easy,random", teacher="expert", log=lambda message: None)
-    opponents = []
+    opponents, mixes = [], []
     for path in sorted(shards.glob("shard_*.npz")):
         with np.load(path) as data:
-            opponents.append(json.loads(str(data["meta"]))["opponent"])
-    assert opponents == ["easy", "random"]
+            meta = json.loads(str(data["meta"]))
+        opponents.append(meta["opponent"])
+        mixes.append(meta["opponent_mix"])
+    assert opponents == ["easy", "random"]  # each shard's own bot, and the mix it came from
+    assert mixes == [["easy", "random"]] * 2
     data = load_shards(shards)
     assert len(data["obs"]) == examples > 0
     obs, mask, values = data["obs"].astype(np.float32), data["mask"], data["values"]

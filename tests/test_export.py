@@ -33,7 +33,8 @@ import torch
 import hearts_env as he
 from agents import make
 from agents.checkpoint import load_net
-from agents.onnx_policy import OnnxPolicyAgent, PolicyManifestError, sha256_file
+from agents.base import sha256_file
+from agents.onnx_policy import OnnxPolicyAgent, PolicyManifestError
 from eval import arena, golden
 from eval.export import _exportable
 from hearts_app import cli

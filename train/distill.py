@@ -114,6 +114,7 @@ def collect_shard(student_path: str, out: Path, hands: int, seed: int, tables: i
         others = bots[opponents[batch % len(opponents)]]
         search = searches[opponents[batch % len(opponents)]] if teacher != "rollout" else None
         meta = {"student": student_name or str(student_path), "opponent": opponents[batch % len(opponents)],
+                "opponent_mix": opponents,
                 "teacher": teacher, "determinizations": determinizations if teacher != "rollout" else 1,
                 "pass_labels": label_passes, "card_labels": label_plays, "rules": rules_value.to_dict(), "seed": seed}
         began = time.perf_counter()
@@ -433,7 +434,7 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
     from torch import nn
 
     from agents.checkpoint import load_net, save
-    from agents.onnx_policy import sha256_file
+    from agents.base import sha256_file
     from agents.policy import widened
 
     if loss not in ("imitation", "regression", "improvement"):

@@ -13,15 +13,16 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from hearts_env.cards import lowest_of
 from hearts_env.compiled import inline
 
-from .table import Table, lowest
+from .table import Table
 
 
 @inline
 def lowest_legal(s):
     """The last resort: the lowest legal card."""
-    return lowest(s.legal)
+    return lowest_of(s.legal)
 
 
 class RuleBot:

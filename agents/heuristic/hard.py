@@ -42,7 +42,7 @@ Playing (the moon first)
 Discarding (void in the led suit; never a card that takes the trick, nor a J♦ bonus, while
 another card will do)
 
-7. ``dump_queen_on_the_winner``: Q♠.
+7. ``discard_queen`` (``easy``'s): Q♠.
 8. ``discard_spade_honours``: A♠ or K♠ while Q♠ is out.
 9. ``discard_by_danger``: the card most likely to win a trick later: high rank, few cards of its
    suit below it in hand; hearts first (they also give points away).
@@ -85,10 +85,10 @@ from __future__ import annotations
 import numpy as np
 
 from hearts_env import cards
-from hearts_env.cards import popcount
+from hearts_env.cards import highest_of, lowest_of, popcount
 from hearts_env.compiled import inline, jit
 
-from . import normal
+from . import easy, normal
 from .base import RuleBot, lowest_legal
 from .easy import NO_CARD, keepers, safe_discards, without
 from .normal import QUEEN_FIRST, SPADE_HONOURS, held_back_leads, kept
@@ -107,8 +107,6 @@ from .table import (
     above,
     below,
     has,
-    highest,
-    lowest,
     pick,
     seat,
 )
@@ -164,7 +162,7 @@ def bosses(s, card_set):
     found = NONE
     rest = card_set
     while rest:
-        card = lowest(rest)
+        card = lowest_of(rest)
         rest &= rest - np.uint64(1)
         if s.out & above(card) == 0:
             found |= cards.bit(card)
@@ -174,7 +172,7 @@ def bosses(s, card_set):
 @jit
 def top_heart(s):
     hearts = s.hand & HEARTS
-    return cards.bit(highest(hearts)) if hearts else NONE
+    return cards.bit(highest_of(hearts)) if hearts else NONE
 
 
 # ---- passing --------------------------------------------------------------------------------
@@ -334,11 +332,6 @@ def stop_the_moon(s):
 # ---- discarding -----------------------------------------------------------------------------
 
 @inline
-def dump_queen_on_the_winner(s):
-    return pick(safe_discards(s) & QS, HIGH_RANK)
-
-
-@inline
 def discard_by_danger(s):
     discards = safe_discards(s)
     if discards == 0:
@@ -399,7 +392,7 @@ def follow_must_win(s):
         if s.later[other]:
             later |= s.holds[other]
     later_suit = later & SUIT_BITS[max(s.led_suit, 0)]
-    catchable = legal & ~above(highest(later_suit)) if later_suit != 0 else NONE  # a later seat could overtake
+    catchable = legal & ~above(highest_of(later_suit)) if later_suit != 0 else NONE  # a later seat could overtake
     return pick(legal, HIGH_RANK) if catchable == 0 else pick(legal, LOW_RANK)
 
 
@@ -502,7 +495,7 @@ def first_rule(s):
     card = stop_the_moon(s)
     if card >= 0:
         return card, 5
-    card = dump_queen_on_the_winner(s)
+    card = easy.discard_queen(s)
     if card >= 0:
         return card, 6
     card = normal.discard_spade_honours(s)
@@ -552,7 +545,7 @@ class HardBot(RuleBot):
         pass_by_danger,
         shoot_the_moon,
         stop_the_moon,
-        dump_queen_on_the_winner,
+        easy.discard_queen,
         normal.discard_spade_honours,
         discard_by_danger,
         shed_on_first_trick,

@@ -75,28 +75,13 @@ def above(card):
 
 
 @jit
-def lowest(card_set):
-    """The lowest card of a non-empty set."""
-    return cards.popcount((card_set & (~card_set + np.uint64(1))) - np.uint64(1))
-
-
-@jit
-def highest(card_set):
-    """The highest card of a non-empty set."""
-    x = card_set
-    for shift in (1, 2, 4, 8, 16, 32):  # smear the top card downwards: the count is its id + 1
-        x |= x >> np.uint64(shift)
-    return cards.popcount(x) - 1
-
-
-@jit
 def pick(card_set, preference):
     """The card of ``card_set`` with the highest ``preference`` ([52]); -1 for the empty set. Ties
     go to the lowest card id. Scores are compared after adding ``SCORE_OFFSET``."""
     best, best_value = -1, -np.inf
     rest = card_set
     while rest:
-        card = lowest(rest)
+        card = cards.lowest_of(rest)
         rest &= rest - np.uint64(1)
         value = preference[card] + SCORE_OFFSET
         if best < 0 or value > best_value:
@@ -252,7 +237,7 @@ def _decode(observation, action_mask, trump, players, pass_offset, jack_bonus, f
             played_by[g, seat] = card_sets[g, 7 + seat]
             all_played |= played_by[g, seat]
             trick_set = card_sets[g, 3 + seat]
-            trick_card[g, seat] = -1 if trick_set == 0 else lowest(trick_set)
+            trick_card[g, seat] = -1 if trick_set == 0 else cards.lowest_of(trick_set)
             for suit in range(4):
                 voids[g, seat, suit] = o[_VOIDS + 4 * seat + suit] > 0.5
             points_taken[g, seat] = np.int64(np.rint(o[_POINTS_TAKEN + seat] * _TWENTY_SIX))
