@@ -2,7 +2,9 @@
 
 An agent is stateless and batched: ``act(observation[N, OBS_DIM], action_mask[N, 52]) -> actions[N]``.
 Everything it may use is in its arguments (observation v1 and the legal mask), so no agent can
-peek at hidden cards. Randomised agents take a seed and draw from their own generator.
+peek at hidden cards. Randomised agents take a seed and draw from their own generator. An agent is
+asked only where its seat has a legal card; the built-in ones refuse a mask row without one, or
+arguments whose rows do not match, by :func:`checked_inputs`.
 
 Specs: ``random``, ``easy``, ``normal``, ``hard``, the shipped policies, ``ckpt:PATH``, ``onnx:PATH``,
 whatever user code adds with :func:`register` / :func:`register_prefix`, and user code named on the
@@ -30,6 +32,9 @@ from typing import Callable, Protocol, runtime_checkable
 
 import numpy as np
 
+from hearts_env.cards import NUM_CARDS, first_empty_row
+from hearts_env.observe import OBS_DIM
+
 
 @runtime_checkable
 class Agent(Protocol):
@@ -50,6 +55,30 @@ class FunctionAgent:
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
         # No cast: a float is never a card id (0.7 is not card 0), and the play loop refuses it by name.
         return np.asarray(self.function(observation, action_mask))
+
+
+def checked_inputs(observation, action_mask, empty_rows: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """``act``'s arguments as arrays, checked: observation v1 ``[N, OBS_DIM]``, a mask ``[N, 52]``
+    with a legal card in every row. A ``ValueError`` names what is wrong (a mask of the wrong shape
+    would otherwise broadcast, an empty row give a card that is no card at all). ``empty_rows=False``
+    leaves the last check to a caller that finds empty rows more cheaply (the bots, on card sets)."""
+    observation, action_mask = np.asarray(observation), np.asarray(action_mask)
+    if observation.ndim != 2 or observation.shape[1] != OBS_DIM:
+        raise ValueError(f"observation v1 vectors have {OBS_DIM} floats, one row per game; got shape "
+                         f"{observation.shape}")
+    if action_mask.shape != (len(observation), NUM_CARDS):
+        raise ValueError(f"action_mask must have shape {(len(observation), NUM_CARDS)}, one row per "
+                         f"observation; got {action_mask.shape}")
+    if empty_rows:
+        refuse_empty_row(first_empty_row(action_mask))
+    return observation, action_mask
+
+
+def refuse_empty_row(row: int) -> None:
+    """The error of :func:`checked_inputs` for mask row ``row`` without a legal card (-1: none)."""
+    if row >= 0:
+        raise ValueError(f"action_mask row {row} has no legal card: an agent is asked only where its seat "
+                         f"has a card to play")
 
 
 class AgentSpecError(ValueError):
@@ -113,9 +142,17 @@ def available() -> list[str]:
 def builtin(rules=None, slow: bool = False) -> list[str]:
     """The named agents (no file prefixes) that play ``rules`` (a Rules or preset name; None: all);
     the slow ones only when ``slow``."""
-    name = getattr(rules, "name", rules)
     return [spec for spec in sorted(_FACTORIES)
-            if (rules is None or _RULES_ONLY.get(spec, name) == name) and (slow or spec not in _SLOW)]
+            if (rules is None or _plays(spec, rules)) and (slow or spec not in _SLOW)]
+
+
+def _plays(spec: str, rules) -> bool:
+    required = _RULES_ONLY.get(spec)
+    if required is None:
+        return True
+    from hearts_env.rules import Rules
+
+    return Rules.preset(required).same_game(rules)
 
 
 def _check_plays(name: str, rules, label: str | None = None) -> None:
@@ -126,9 +163,11 @@ def _check_plays(name: str, rules, label: str | None = None) -> None:
         return
     from hearts_env.rules import Rules
 
-    if not Rules.preset(required).same_game(rules):
+    trained_for = Rules.preset(required)
+    if not trained_for.same_game(rules):
         raise AgentSpecError(
-            f"{label or name} was trained for the '{required}' rules and cannot play '{getattr(rules, 'name', rules)}'"
+            f"{label or name} was trained for the '{required}' rules and cannot play the '{Rules.resolve(rules).name}' "
+            f"rules (these vs '{required}': {Rules.resolve(rules).differences(trained_for)})"
         )
 
 

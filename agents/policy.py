@@ -29,6 +29,7 @@ from torch import nn
 from hearts_env.cards import NUM_CARDS
 from hearts_env.observe import OBS_DIM
 
+from .base import checked_inputs
 from .card_scorer import CardScorer
 
 MASKED_LOGIT = -1e9
@@ -150,8 +151,9 @@ class PolicyAgent:
     def policy(self, observation: np.ndarray, action_mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(actions [N] int64, probabilities [N, 52])``: the cards played and the softmax of the
         masked logits (what the exported model reports, and what a sampling agent draws from)."""
-        obs = torch.as_tensor(np.asarray(observation, dtype=np.float32))
-        mask = torch.as_tensor(np.asarray(action_mask).astype(bool))
+        observation, action_mask = checked_inputs(observation, action_mask)
+        obs = torch.as_tensor(observation.astype(np.float32, copy=False))
+        mask = torch.as_tensor(action_mask.astype(bool))
         logits, _ = self.net(obs, mask)
         probabilities = torch.softmax(logits, dim=-1)
         if self.sample:

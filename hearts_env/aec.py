@@ -64,16 +64,29 @@ def check_episode(episode: str) -> str:
     return episode
 
 
-def check_reset_options(options: dict | None) -> dict:
-    """The reset options as a dict; an unknown key raises ``ValueError`` listing the known ones.
+def check_reset_options(options: dict | None, rules: Rules) -> dict:
+    """The reset options as a dict, checked before anything changes: an unknown key raises
+    ``ValueError`` listing the known ones, ``hand_number`` must be a whole number 0 or more and
+    ``scores`` one whole number per seat (``EngineArgumentError``, a ``ValueError``).
 
     (Every env of the package checks its options here: a misspelled ``deal`` must not quietly play
-    a random deal.)"""
+    a random deal, nor ``hand_number=1.7`` play hand 1.)"""
     options = dict(options or {})
     options.pop(_SIGNATURE_PROBE, None)
     unknown = sorted(set(options) - set(RESET_OPTIONS))
     if unknown:
         raise ValueError(f"unknown reset options {unknown}; known: {', '.join(RESET_OPTIONS)}")
+    if "hand_number" in options:
+        hand_number = engine.integer_argument(options["hand_number"], "options['hand_number']")
+        if hand_number < 0:
+            raise engine.EngineArgumentError(f"options['hand_number'] must be 0 or more, got {hand_number}")
+        options["hand_number"] = hand_number
+    if "scores" in options:
+        scores = np.asarray(options["scores"])
+        if scores.dtype.kind not in "iu" or scores.shape != (rules.num_players,):
+            raise engine.EngineArgumentError(
+                f"options['scores'] must be {rules.num_players} whole numbers, one per seat; got {options['scores']!r}")
+        options["scores"] = scores.astype(np.int64)
     return options
 
 
@@ -123,13 +136,13 @@ class raw_env(AECEnv):
     # ---- episode --------------------------------------------------------------------------------
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        options = check_reset_options(options, self.rules)  # first: a refused reset changes nothing
         if seed is not None:
             self._seed_rng = np.random.default_rng(seed)
-        options = check_reset_options(options)
         game_seed = int(self._seed_rng.integers(2**63))
         cycle = len(self.rules.pass_cycle)
         default_hand = int(self._seed_rng.integers(cycle)) if self.episode == "hand" else 0
-        hand_number = int(options.get("hand_number", default_hand))
+        hand_number = options.get("hand_number", default_hand)
         single = self.episode == "hand"
         if "deal" in options:
             self.state = engine.from_deal(
@@ -138,7 +151,7 @@ class raw_env(AECEnv):
         else:
             self.state = engine.init_from_seeds(self.rules, np.array([game_seed], np.uint64), hand_number, single)
             if "scores" in options:
-                self.state.scores[0] = np.asarray(options["scores"], dtype=np.int64)
+                self.state.scores[0] = options["scores"]
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0)
@@ -147,7 +160,12 @@ class raw_env(AECEnv):
         self.infos = {agent: {} for agent in self.agents}
         self.agent_selection = self.possible_agents[int(self.state.current_player[0])]
 
+    def _check_started(self) -> None:
+        if self.state is None:
+            raise RuntimeError("the env has no game yet: call reset() first")
+
     def step(self, action: int | None) -> None:
+        self._check_started()
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
@@ -179,6 +197,7 @@ class raw_env(AECEnv):
     # ---- views ----------------------------------------------------------------------------------
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
+        self._check_started()
         seat = self._seat_of[agent]
         observation = encode(self.state, self._seat_arrays[seat])[0]
         if self.state.current_player[0] == seat:
@@ -193,6 +212,7 @@ class raw_env(AECEnv):
 
             gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'")
             return None
+        self._check_started()
         text = render_text(self.state, 0)
         if self.render_mode == "ansi":
             return text

@@ -47,15 +47,24 @@ def rank_of(card: int) -> int:
     return card % NUM_RANKS
 
 
+def _card_id(card) -> int:
+    """``card`` as a card id, 0..51 (integers only: not bools, floats or text); else ``ValueError``."""
+    if isinstance(card, (bool, np.bool_)) or not isinstance(card, (int, np.integer)):
+        raise ValueError(f"a card id is a whole number 0..51, got {card!r}")
+    if not 0 <= card < NUM_CARDS:
+        raise ValueError(f"card id {card!r} is out of range: card ids are 0..51")
+    return int(card)
+
+
 def card_text(card: int) -> str:
     """``"QS"`` style text of a card id."""
-    if not 0 <= int(card) < NUM_CARDS:
-        raise ValueError(f"card id {card!r} is out of range: card ids are 0..51")
+    card = _card_id(card)
     return RANK_CHARS[card % NUM_RANKS] + SUIT_CHARS[card // NUM_RANKS]
 
 
 def card_symbol_text(card: int) -> str:
     """``"Q♠"`` style text of a card id, for people."""
+    card = _card_id(card)
     rank = RANK_CHARS[card % NUM_RANKS]
     return ("10" if rank == "T" else rank) + SUIT_SYMBOLS[card // NUM_RANKS]
 
@@ -65,9 +74,8 @@ def parse_card(text: str | int) -> int:
 
     Raises ``ValueError`` naming the text and the accepted forms.
     """
-    if isinstance(text, (int, np.integer)):
-        card_text(int(text))  # raises for ids outside 0..51
-        return int(text)
+    if isinstance(text, (bool, np.bool_, int, np.integer)):
+        return _card_id(text)  # bools are refused, ids outside 0..51 too
     cleaned = str(text).strip().upper()
     if len(cleaned) >= 2:
         rank_part, suit_part = cleaned[:-1], cleaned[-1]
@@ -170,6 +178,30 @@ def unpack(bits: np.ndarray) -> np.ndarray:
 def to_mask(bits: np.ndarray) -> np.ndarray:
     """``[...]`` card sets -> ``[..., 52]`` boolean masks."""
     return unpack(bits).view(bool)
+
+
+@jit
+def _first_empty_row(flags, width):
+    for row in range(flags.size // width):
+        start = row * width
+        empty = True
+        for k in range(start, start + width):
+            if flags[k]:
+                empty = False
+                break
+        if empty:
+            return row
+    return -1
+
+
+def first_empty_row(mask: np.ndarray) -> int:
+    """The first row of a ``[N, 52]`` mask without a card, or -1. Compiled, with an early exit per
+    row: the agents check their masks at every call, where NumPy's row reductions cost 30 ns a row."""
+    mask = np.asarray(mask)
+    if mask.dtype.itemsize == 1 and mask.dtype.kind in "biu" and mask.flags.c_contiguous and mask.size:
+        return _first_empty_row(mask.reshape(-1).view(np.uint8), mask.shape[-1])
+    empty = np.flatnonzero(~np.asarray(mask, dtype=bool).any(axis=-1))
+    return int(empty[0]) if empty.size else -1
 
 
 def from_mask(mask: np.ndarray) -> np.ndarray:

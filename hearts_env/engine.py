@@ -59,7 +59,7 @@ class IllegalActionError(EngineArgumentError):
 # NumPy (a negative index, a truncated float) or failing deep inside with a bare IndexError.
 # ---------------------------------------------------------------------------------------------
 
-def _whole_number(value, argument: str) -> int:
+def integer_argument(value, argument: str) -> int:
     """``value`` as an ``int``: Python or NumPy integers only (not bools, floats or text)."""
     if isinstance(value, (bool, np.bool_)):
         raise EngineArgumentError(f"{argument} must be an integer, got {value!r}")
@@ -69,6 +69,13 @@ def _whole_number(value, argument: str) -> int:
         raise EngineArgumentError(f"{argument} must be an integer, got {value!r}") from None
 
 
+def _flag(value, argument: str) -> bool:
+    """``value`` as a bool: True or False only (``"no"`` would count as true)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise EngineArgumentError(f"{argument} must be True or False, got {value!r}")
+    return bool(value)
+
+
 def _per_game(value, games: int, argument: str, at_least: int | None = None) -> np.ndarray:
     """Integers, one for all ``games`` or one per game, as an ``int64`` array of shape ``[games]``."""
     array = np.asarray(value)
@@ -76,6 +83,8 @@ def _per_game(value, games: int, argument: str, at_least: int | None = None) -> 
         raise EngineArgumentError(f"{argument} must be integers, got {value!r}")
     if array.ndim > 1 or array.size not in (1, games):
         raise EngineArgumentError(f"{argument}: give one number or one per game ({games}), got {value!r}")
+    if array.dtype.kind == "u" and array.size and array.max() > np.iinfo(np.int64).max:  # would wrap negative
+        raise EngineArgumentError(f"{argument} must be below 2**63, got {value!r}")
     if at_least is not None and array.size and array.min() < at_least:
         raise EngineArgumentError(f"{argument} must be {at_least} or more, got {value!r}")
     return np.broadcast_to(array.astype(np.int64, copy=False).reshape(-1), (games,))
@@ -99,10 +108,10 @@ def init(
     ``hand_number`` (0 or more, one or one per game) sets the first hand and so its pass
     direction; with ``single_hand`` each game stops (phase OVER) when that hand is scored.
     """
-    batch_size = _whole_number(batch_size, "batch_size")
+    batch_size = integer_argument(batch_size, "batch_size")
     if batch_size < 1:
         raise EngineArgumentError(f"batch_size must be at least 1, got {batch_size}")
-    seed = _whole_number(seed, "seed")
+    seed = integer_argument(seed, "seed")
     return init_from_seeds(rules, deal.game_seeds(seed, batch_size), hand_number, single_hand)
 
 
@@ -111,6 +120,7 @@ def init_from_seeds(
 ) -> State:
     """New games with the given per-game seeds, starting at ``hand_number`` (scores 0)."""
     rules = Rules.resolve(rules)
+    single_hand = _flag(single_hand, "single_hand")
     seeds = np.asarray(seeds, dtype=np.uint64).reshape(-1)
     # hand_number -1 would also read as final_hand "none" and never stop a single-hand game.
     hand_number = _per_game(hand_number, seeds.size, "hand_number", at_least=0)
@@ -139,8 +149,8 @@ def from_deal(
     every hand must have ``rules.hand_size`` cards from the rules' deck, no card twice.
     """
     rules = Rules.resolve(rules)
-    hand_number = _whole_number(hand_number, "hand_number")
-    seed = _whole_number(seed, "seed")
+    hand_number = integer_argument(hand_number, "hand_number")
+    seed = integer_argument(seed, "seed")
     if scores is not None:
         scores = np.asarray(scores)
         if scores.shape != (rules.num_players,):
@@ -165,14 +175,22 @@ def from_deals(
     ``seeds`` deal the hands after these; ``single_hand`` stops each game after this hand.
     """
     rules = Rules.resolve(rules)
-    owners = np.asarray(owners, dtype=np.int64)
+    single_hand = _flag(single_hand, "single_hand")
+    owners = np.asarray(owners)
+    if owners.dtype.kind not in "iu":
+        raise EngineArgumentError(f"deals: owners must be whole seat numbers (-1 for dead), got dtype {owners.dtype}")
+    owners = owners.astype(np.int64, copy=False)
     check_deals(rules, owners)
     g = owners.shape[0]
     hand_numbers = _per_game(hand_numbers, g, "hand_numbers", at_least=0)
-    if seeds is not None and np.shape(seeds) not in ((), (1,), (g,)):
-        raise EngineArgumentError(
-            f"seeds: give one number or one per game ({g}), got shape {np.shape(seeds)}"
-        )
+    if seeds is not None:
+        if np.shape(seeds) not in ((), (1,), (g,)):
+            raise EngineArgumentError(
+                f"seeds: give one number or one per game ({g}), got shape {np.shape(seeds)}"
+            )
+        if np.asarray(seeds).dtype.kind not in "iu":
+            raise EngineArgumentError(f"seeds must be integers, got {seeds!r:.80}")
+        seeds = np.asarray(seeds).astype(np.uint64)  # a negative seed wraps, as init reduces its seed mod 2**64
     if scores is not None:
         scores = np.asarray(scores)
         if scores.dtype.kind not in "iu":
@@ -183,7 +201,7 @@ def from_deals(
                 f"got shape {scores.shape}"
             )
     state = State.empty(rules, g)
-    state.seed[:] = np.zeros(g, dtype=np.uint64) if seeds is None else np.asarray(seeds, dtype=np.uint64)
+    state.seed[:] = np.zeros(g, dtype=np.uint64) if seeds is None else seeds
     state.hand_number[:] = hand_numbers
     if single_hand:
         state.final_hand[:] = state.hand_number
@@ -237,7 +255,14 @@ def check_deals(rules: Rules, owners: np.ndarray) -> None:
 
 def legal_mask(state: State) -> np.ndarray:
     """``[N, 52]`` bool: the legal actions of the seat to act (all False for finished games)."""
+    _check_state(state)
     return cards.to_mask(state.legal)
+
+
+def _check_state(state) -> None:
+    if not isinstance(state, State):  # (else an AttributeError from deep inside)
+        raise EngineArgumentError(f"expected a hearts_env State (from init, from_deal or step), got "
+                                  f"{type(state).__name__}")
 
 
 def step(state: State, actions: np.ndarray | Sequence[int], games: np.ndarray | None = None) -> State:
@@ -302,6 +327,7 @@ def _checked_arguments(state: State, actions, games) -> tuple[np.ndarray, np.nda
     """``(actions as int64 [N], acting)``: shapes and types checked, legality not yet.
 
     ``acting`` is a bool mask ``[N]`` of the games selected, or empty for every game."""
+    _check_state(state)
     actions = np.asarray(actions)
     if actions.shape != state.phase.shape:
         raise IllegalActionError(

@@ -86,9 +86,9 @@ class SeatTables:
     ):
         self.rules = rules
         self.num_games = num_games
-        if not 0 <= seat < rules.num_players:
-            raise ValueError(f"seat must be 0..{rules.num_players - 1}, got {seat}")
-        self.seat = seat
+        if isinstance(seat, (bool, np.bool_)) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < rules.num_players:
+            raise ValueError(f"seat must be a whole number 0..{rules.num_players - 1}, got {seat!r}")
+        self.seat = int(seat)
         self.episode = check_episode(episode)
         self.others = [s for s in range(rules.num_players) if s != seat]
         self.opponent_specs = self._spread(opponents)
@@ -102,6 +102,10 @@ class SeatTables:
             missing = set(self.others) - set(opponents)
             if missing:
                 raise ValueError(f"opponents must name an agent for seats {sorted(missing)}")
+            extra = set(opponents) - set(self.others)
+            if extra:
+                raise ValueError(f"opponents names seats {sorted(extra, key=str)}, which are not opponents' seats; "
+                                 f"the opponents sit at seats {self.others} (the learner at seat {self.seat})")
             return {s: opponents[s] for s in self.others}
         if isinstance(opponents, (list, tuple)):
             if len(opponents) != len(self.others):
@@ -118,7 +122,7 @@ class SeatTables:
 
     def start(self, games: np.ndarray, options: dict | None = None) -> None:
         """Start new episodes in the given games and play the opponents up to the learner's turn."""
-        options = check_reset_options(options)
+        options = check_reset_options(options, self.rules)
         n = len(games)
         seeds = self.seed_rng.integers(0, 2**63, size=n, dtype=np.uint64)
         single = self.episode == "hand"
@@ -133,7 +137,7 @@ class SeatTables:
         else:
             fresh = engine.init_from_seeds(self.rules, seeds, hand_numbers, single)
             if "scores" in options:
-                fresh.scores[:] = np.asarray(options["scores"], dtype=np.int64)
+                fresh.scores[:] = options["scores"]
         if self.state is None or len(games) == self.num_games:
             self.state = fresh
         else:
@@ -184,6 +188,11 @@ class SeatTables:
         loop.play(self.state, agents, seating, on_hand_end=score)
         return rewards
 
+    def check_started(self) -> None:
+        """Refuse to step or show games that reset() has not started yet."""
+        if self.state is None:
+            raise RuntimeError("the env has no game yet: call reset() first")
+
     def observation(self) -> np.ndarray:
         return observe(self.state, np.full(self.num_games, self.seat))
 
@@ -192,6 +201,13 @@ class SeatTables:
         mask = engine.legal_mask(self.state).astype(np.int8)
         mask[self.state.current_player != self.seat] = 0
         return mask
+
+
+def _check_penalty(penalty) -> float:
+    if isinstance(penalty, (bool, np.bool_, str)) or not isinstance(penalty, (int, float, np.number)) \
+            or not np.isfinite(penalty):
+        raise ValueError(f"illegal_penalty must be a finite number of points, got {penalty!r}")
+    return float(penalty)
 
 
 def _check_illegal_mode(mode: str) -> str:
@@ -220,7 +236,7 @@ class HeartsSeatEnv(gymnasium.Env):
         self.rules = resolve_rules(rules)
         self.tables = SeatTables(self.rules, 1, seat, opponents, episode)
         self.illegal_action = _check_illegal_mode(illegal_action)
-        self.illegal_penalty = float(illegal_penalty)
+        self.illegal_penalty = _check_penalty(illegal_penalty)
         self.render_mode = render_mode
         self.observation_space = observation_box()
         self.action_space = action_space()
@@ -237,6 +253,7 @@ class HeartsSeatEnv(gymnasium.Env):
 
     def step(self, action):
         tables = self.tables
+        tables.check_started()
         if self._over:
             raise RuntimeError("the episode is over: call reset() before step()")
         # No int(action): it would play 0.7 or "0" as card 0. The engine refuses non-integers.
@@ -270,6 +287,7 @@ class HeartsSeatEnv(gymnasium.Env):
             raise gymnasium.error.UnsupportedMode(
                 f"render_mode {self.render_mode!r} is not supported; use one of {self.metadata['render_modes']}"
             )
+        self.tables.check_started()
         text = render_text(self.tables.state, 0, seat=self.tables.seat)
         if self.render_mode == "ansi":
             return text
@@ -291,15 +309,23 @@ class HeartsVectorEnv(VectorEnv):
         episode: str = "hand",
         illegal_action: str = "terminate",
         illegal_penalty: float = 26.0,
-        **unused: Any,
+        render_mode: str | None = None,
+        max_episode_steps: int | None = None,
     ):
-        if num_envs < 1:
-            raise ValueError(f"num_envs must be at least 1, got {num_envs}")
+        # gymnasium.make_vec passes render_mode and max_episode_steps when they are given; any other
+        # keyword is a mistake and raises TypeError (a misspelled ``opponents`` must not play random).
+        # A render_mode is kept, as the single-game env keeps one, though the vector env draws nothing.
+        self.render_mode = render_mode
+        if max_episode_steps is not None:
+            raise ValueError("the vector env ends episodes by the rules only: max_episode_steps is not supported")
+        if isinstance(num_envs, (bool, np.bool_)) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ValueError(f"num_envs must be a whole number, at least 1, got {num_envs!r}")
+        num_envs = int(num_envs)
         self.num_envs = num_envs
         self.rules = resolve_rules(rules)
         self.tables = SeatTables(self.rules, num_envs, seat, opponents, episode)
         self.illegal_action = _check_illegal_mode(illegal_action)
-        self.illegal_penalty = float(illegal_penalty)
+        self.illegal_penalty = _check_penalty(illegal_penalty)
         self.single_observation_space = observation_box()
         self.single_action_space = action_space()
         self.observation_space = batch_space(self.single_observation_space, num_envs)
@@ -315,6 +341,7 @@ class HeartsVectorEnv(VectorEnv):
 
     def step(self, actions):
         tables = self.tables
+        tables.check_started()
         # No cast to int64: it would play 0.7 as card 0. The engine refuses non-integers.
         actions = np.asarray(actions).reshape(-1)
         rewards, illegal = tables.learner_turn(actions, self.illegal_action, self.illegal_penalty)

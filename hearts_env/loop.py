@@ -35,7 +35,7 @@ import numpy as np
 from . import cards, engine
 from .engine import IllegalActionError
 from .observe import observe
-from .state import State
+from .state import State, check_games
 
 UNTIL = ("game", "hand")
 #: A game that has not ended after this many hands is a bug (or absurd rules): stop loudly.
@@ -107,10 +107,18 @@ def play(
     if until not in UNTIL:
         raise ValueError(f"until must be one of {', '.join(UNTIL)}, got {until!r}")
     n, p = state.batch_size, state.num_players
-    seating = np.broadcast_to(np.asarray(seating, dtype=np.int64), (n, p))
+    seating = np.asarray(seating)
+    if seating.dtype.kind not in "iu" or seating.shape not in ((p,), (n, p)):
+        raise ValueError(f"seating: agent indices (integers), one per seat [{p}] or per game and seat [{n}, {p}]; "
+                         f"got dtype {seating.dtype}, shape {seating.shape}")
+    seating = np.broadcast_to(seating.astype(np.int64, copy=False), (n, p))
     if seating.size and (seating.max() >= len(agents) or seating.min() < -1):
         raise ValueError(f"seating holds agent indices 0..{len(agents) - 1} (or -1 for seats left to the caller)")
-    ids = np.arange(n) if games is None else np.arange(n)[games]  # caller's game of each working row
+    if games is not None:
+        games = np.arange(n)[check_games(games, n)]
+        if np.unique(games).size != games.size:  # a game played twice, one copy written back
+            raise ValueError("games: each game at most once")
+    ids = np.arange(n) if games is None else games  # caller's game of each working row
     work = state if games is None else state.take(ids)
     running = np.ones(ids.size, dtype=bool)  # not stopped by `until` (a seat left to the caller waits)
     decisions = 0

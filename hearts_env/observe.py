@@ -57,7 +57,7 @@ from .passing import offset_of
 from .scoring import set_points
 from .state import (
     CURRENT_PLAYER, HAND_NUMBER, HANDS, LEADER, NUM_IN_TRICK, OVER, PASS, PASSED, PHASE, PLAYED, SCORES, TAKEN, TRICK,
-    TRICK_NUMBER, State,
+    TRICK_NUMBER, EngineArgumentError, State,
 )
 
 OBS_VERSION = 1
@@ -221,6 +221,21 @@ def _observe(params, bits, flags_of_rules, buffer, games, seats, out):
                 row[k * _NUM_CARDS + card] = 1.0 if card_set & bit(card) else 0.0
 
 
+def _checked_seats(seats, rows: int, num_players: int) -> np.ndarray:
+    """``seats`` as one seat per row: integers 0..num_players-1, one for all rows or one per row."""
+    array = np.asarray(seats)
+    if array.dtype.kind not in "iu":
+        raise EngineArgumentError(f"seats must be integer seats 0..{num_players - 1}, got {seats!r}")
+    if array.ndim > 1 or array.size not in (1, rows):
+        raise EngineArgumentError(f"seats: give one seat or one per observed game ({rows}), got shape {array.shape}")
+    if array.size == 1:  # one seat (the AEC env observes this way, every step): a Python test beats reductions
+        if not 0 <= array.item() < num_players:
+            raise EngineArgumentError(f"seats must be 0..{num_players - 1}, got {array.item()}")
+    elif array.size and (array.min() < 0 or array.max() >= num_players):
+        raise EngineArgumentError(f"seats must be 0..{num_players - 1}, got {array.min()}..{array.max()}")
+    return array if array.shape == (rows,) else np.broadcast_to(array.reshape(-1), (rows,))
+
+
 def observe(state: State, seats: np.ndarray | None = None, out: np.ndarray | None = None,
             games: np.ndarray | None = None) -> np.ndarray:
     """``[N, OBS_DIM]`` float32: game ``i`` seen by ``seats[i]`` (default: the seat to act).
@@ -241,10 +256,9 @@ def observe(state: State, seats: np.ndarray | None = None, out: np.ndarray | Non
     m = games.size
     if seats is None:
         seats = np.maximum(state.current_player[games], 0)
-    seats = np.asarray(seats, dtype=np.int64)
-    if seats.shape != (m,):
-        seats = np.broadcast_to(seats, (m,))
-    seats = np.ascontiguousarray(seats)
+    else:  # checked: the kernel reads a seat's cards without bounds checks
+        seats = _checked_seats(seats, m, state.rules.num_players)
+    seats = np.ascontiguousarray(seats, dtype=np.int64)
     if out is None:
         out = np.empty((m, OBS_DIM), dtype=np.float32)
     elif out.shape != (m, OBS_DIM) or out.dtype != np.float32:

@@ -42,6 +42,10 @@ PASS_OFFSETS = {"left": 1, "across": 2, "right": -1, "none": 0}
 #: Ranks kept in the 28-card two-player deck (003): 2 4 6 8 10 Q A of every suit.
 SHORT_DECK_RANKS = "2468TQA"
 DECKS = ("full52", "short28")
+#: Bound on the numeric options (points, target score, counts): scores add up over a game in 64-bit
+#: integers, so a target of 10**30 would overflow them; a billion (allowed: the benchmark's endless
+#: games play to it) is more than any game needs.
+RULES_NUMBER_LIMIT = 10**9
 
 
 class RulesError(ValueError):
@@ -102,7 +106,10 @@ class Rules(BaseModel):
     @classmethod
     def _whole_number(cls, value: Any) -> Any:
         # pydantic would take "100" and True as 100 and 1; 100.0 (1e2 in a file) and NumPy integers are fine.
-        return whole_number(value)
+        number = whole_number(value)
+        if abs(number) > RULES_NUMBER_LIMIT:  # the engine keeps these in 64-bit arrays, with room to add
+            raise ValueError(f"must be between -{RULES_NUMBER_LIMIT:,} and {RULES_NUMBER_LIMIT:,}")  # noqa: TRY004
+        return number
 
     @field_validator(
         "first_trick_protection", "hearts_must_be_broken", "queen_breaks_hearts", "queen_waits_for_hearts",
@@ -122,6 +129,8 @@ class Rules(BaseModel):
         # docs/rules.md writes these lists as "left, right, across, none" and "2C, 4C, 6C".
         if isinstance(value, str):
             return tuple(part.strip() for part in value.split(",") if part.strip())
+        if isinstance(value, (set, frozenset)):  # no order: the same options would play another game per run
+            raise ValueError("must be in order: a list or a comma-separated text, not a set")  # noqa: TRY004
         return value
 
     @field_validator("trump_suit", mode="before")
@@ -284,11 +293,9 @@ class Rules(BaseModel):
             raise RulesError(f"rules options are named by text, got {[k for k in data if not isinstance(k, str)]!r:.60}")
         data = dict(data)
         base = data.pop("preset", None)
-        if base is not None:
-            merged = cls.preset(base).to_dict()
-            merged.update(data)
-            data = merged
-        return cls.create(**data)
+        if base is None:
+            return cls.create(**data)
+        return cls.preset(base).replace(**data)
 
     @classmethod
     def create(cls, **fields: Any) -> "Rules":
@@ -297,10 +304,15 @@ class Rules(BaseModel):
         return cls(**fields)
 
     def replace(self, **changes: Any) -> "Rules":
-        """A copy with some fields changed, validated again."""
+        """A copy with some fields changed, validated again. Changed options make another game, so
+        the copy is named ``custom`` unless ``name`` is among the changes (``classic`` with the moon
+        off is not ``classic``: tables, records and error messages show the name)."""
         data = self.to_dict()
         data.update(changes)
-        return Rules.create(**data)
+        result = Rules.create(**data)
+        if "name" not in changes and result.name != "custom" and not result.same_game(self):
+            result = result.model_copy(update={"name": "custom"})
+        return result
 
     def to_dict(self) -> dict[str, Any]:
         data = self.model_dump()

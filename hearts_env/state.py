@@ -305,12 +305,17 @@ class State:
         if other.rules != self.rules:
             raise ValueError("cannot assign games played under different rules")
         games = check_games(games, self.batch_size)
+        count = int(games.sum()) if games.dtype == bool else games.size
+        if count != other.batch_size:
+            raise EngineArgumentError(f"assign: {count} games selected for the {other.batch_size} games given")
         for name, array in self.groups.items():
             array[:, games] = other.groups[name]
 
     @classmethod
     def concatenate(cls, states: list["State"]) -> "State":
         """One batch holding the games of several states with the same rules, in order."""
+        if not states:
+            raise EngineArgumentError("concatenate: give at least one state")
         rules = states[0].rules
         if any(s.rules != rules for s in states):
             raise ValueError("cannot concatenate states played under different rules")

@@ -19,7 +19,9 @@ import numpy as np
 
 from hearts_env import cards
 from hearts_env.compiled import inline, jit
-from hearts_env.observe import OBS_DIM, OBSERVATION_LAYOUT, RULE_FLAGS
+from hearts_env.observe import OBSERVATION_LAYOUT, RULE_FLAGS
+
+from ..base import checked_inputs, refuse_empty_row
 
 H, S = cards.HEARTS, cards.SPADES
 QS = cards.BIT[cards.QUEEN_OF_SPADES]
@@ -125,13 +127,7 @@ class Table:
     """Facts one seat knows, for a batch of games (all ``[N]`` unless noted)."""
 
     def __init__(self, observation: np.ndarray, action_mask: np.ndarray):
-        observation, action_mask = np.asarray(observation), np.asarray(action_mask)
-        if observation.ndim != 2 or observation.shape[1] != OBS_DIM:
-            raise ValueError(f"observation v1 vectors have {OBS_DIM} floats, one row per game; got shape "
-                             f"{observation.shape}")
-        if action_mask.shape != (len(observation), cards.NUM_CARDS):
-            raise ValueError(f"action_mask must have shape {(len(observation), cards.NUM_CARDS)}, one row per "
-                             f"observation; got {action_mask.shape}")
+        observation, action_mask = checked_inputs(observation, action_mask, empty_rows=False)
         if observation.dtype not in (np.float32, np.float64):  # (the two the compiled decoder takes)
             observation = observation.astype(np.float64)
         observation, action_mask = np.ascontiguousarray(observation), np.ascontiguousarray(action_mask)
@@ -155,6 +151,8 @@ class Table:
                 self.trick_number, self.trick_card, self.in_trick, self.leading, self.led_suit, self.trick_bits,
                 self.last_to_play, self.winning_card, self.winning_seat, self.beats,
                 self.queen_out, self.following, self.void_now)
+        if not self.legal.all():  # (cheaper on the decoded card sets than on the mask)
+            refuse_empty_row(int(np.argmin(self.legal != 0)))
         self.trick_points = self.points_in(self.trick_bits)
         self.moon_off = observation[:, _RULES + _MOON_OFF] > 0.5
 
