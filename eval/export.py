@@ -34,7 +34,10 @@ import datetime
 import io
 import json
 import logging
+import os
 import re
+import shutil
+import tempfile
 import warnings
 from pathlib import Path
 from typing import Any, Sequence
@@ -294,7 +297,14 @@ def verify(net, model_path: Path, rules: Rules, decisions: int = 512, seed: int 
 def _arena_section(checkpoint: Path, arena_results: str | Path | None) -> dict[str, Any] | None:
     """Arena results, when known: a given results.json, else the run's summary.json beside the checkpoint."""
     if arena_results is not None:
-        data = json.loads(Path(arena_results).read_text())
+        try:
+            data = json.loads(Path(arena_results).read_text())
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+            raise ExportError(f"--arena-results {arena_results}: not a readable results.json of `hearts arena "
+                              f"--out` ({err})") from None
+        if not isinstance(data, dict):
+            raise ExportError(f"--arena-results {arena_results}: not a results.json of `hearts arena --out` "
+                              f"(it holds a {type(data).__name__}, not an object)")
         return {"source": str(arena_results), "meta": data.get("meta"), "leaderboard": data.get("leaderboard")}
     for folder in (checkpoint.parent, checkpoint.parent.parent):
         summary = folder / "summary.json"
@@ -310,15 +320,38 @@ def _arena_section(checkpoint: Path, arena_results: str | Path | None) -> dict[s
 
 def export_policy(checkpoint: str | Path, out_dir: str | Path, *, golden: int = 40,
                   arena_results: str | Path | None = None, verify_decisions: int = 512) -> dict[str, Path]:
-    """Export a checkpoint to ``out_dir``; returns the paths written (model, manifest, golden)."""
+    """Export a checkpoint to ``out_dir``; returns the paths written (model, manifest, golden).
+
+    The files are made in a staging folder inside ``out_dir`` and moved into place only when all of
+    them are made and checked, so a failed export leaves an earlier export there as it was (never a
+    model beside another model's manifest)."""
     from agents.checkpoint import load_net
 
     checkpoint = Path(checkpoint)
     net, meta = load_net(checkpoint)
     net = net.eval()
     rules = Rules.from_dict(meta["rules"])
+    arena = _arena_section(checkpoint, arena_results)  # first: a bad --arena-results stops it before any file
     out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise ExportError(f"--out {out} is a file; name a folder for the exported files")
     out.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".export-", dir=out))
+    try:
+        made = _export_files(net, meta, rules, checkpoint, staging, golden, arena, verify_decisions)
+        written = {}
+        for kind, path in made.items():
+            written[kind] = out / path.name
+            os.replace(path, written[kind])
+        if "golden" not in made:  # an earlier export's test vectors would not match this model
+            (out / GOLDEN_FILE).unlink(missing_ok=True)
+        return written
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _export_files(net, meta: dict, rules: Rules, checkpoint: Path, out: Path, golden: int,
+                  arena: dict[str, Any] | None, verify_decisions: int) -> dict[str, Path]:
     model_path = out / MODEL_FILE
     exporter = _torch_export(net, model_path)
     _finish_model(model_path, rules, checkpoint.name)
@@ -333,7 +366,7 @@ def export_policy(checkpoint: str | Path, out_dir: str | Path, *, golden: int = 
                                                "imitated") if k in meta},
         "config": meta.get("config"),
         "distilled": meta.get("distilled"),  # rounds of `hearts distill fit` after the training run, if any
-        "arena": _arena_section(checkpoint, arena_results),
+        "arena": arena,
     }
     manifest = {
         "format": MANIFEST_FORMAT,

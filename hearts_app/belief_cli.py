@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-from pathlib import Path
 
 from .distill_cli import _seed
-from .errors import UsageError
+from .errors import UsageError, writable_file
 
 
 def register(subparsers) -> None:
@@ -41,12 +39,7 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"--{name} must be 1 or more, got {getattr(args, name)}")
     if any(width < 1 for width in args.hidden):
         raise UsageError(f"--hidden widths must be 1 or more, got {args.hidden}")
-    out = Path(args.out)
-    if out.is_dir():
-        raise UsageError(f"{out} is a folder; name the belief file to write")
-    folder = out.parent if str(out.parent) else Path(".")
-    if not folder.is_dir() or not os.access(folder, os.W_OK):  # found now, not after minutes of work
-        raise UsageError(f"cannot write {out}: {folder} is not a folder that can be written to")
+    out = writable_file(args.out, "the belief file")  # found now, not after minutes of work
     from agents import is_slow, make
 
     for flag, spec in (("--opponent", args.opponent), ("--viewer", args.viewer)):

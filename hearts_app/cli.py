@@ -17,8 +17,8 @@ from hearts_env import engine, loop, render
 from hearts_env.rules import PRESETS, Rules, RulesError
 from hearts_env.settings_files import apply_overrides, read_mapping
 
-from . import bench
-from .errors import UsageError
+from . import arguments, bench
+from .errors import UsageError, writable_file, writable_folder
 
 
 def load_rules(spec: str, overrides: list[str] | None = None) -> Rules:
@@ -39,9 +39,10 @@ def _add_rules_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_bench_arguments(parser: argparse.ArgumentParser, seconds: float) -> None:
-    parser.add_argument("--batch-sizes", default=",".join(map(str, bench.DEFAULT_BATCH_SIZES)), metavar="N,N,...",
-                        help="engine batch sizes to measure (default %(default)s)")
-    parser.add_argument("--seconds", type=float, default=seconds,
+    parser.add_argument("--batch-sizes", type=arguments.positive_ints, default=list(bench.DEFAULT_BATCH_SIZES),
+                        metavar="N,N,...",
+                        help=f"engine batch sizes to measure (default {','.join(map(str, bench.DEFAULT_BATCH_SIZES))})")
+    parser.add_argument("--seconds", type=arguments.positive_float, default=seconds,
                         help="seconds of play per measurement (default %(default)s)")
     parser.add_argument("--no-open-spiel", action="store_true", help="skip the OpenSpiel reference")
     parser.add_argument("--no-envs", action="store_true", help="skip the PettingZoo and Gymnasium env measurements")
@@ -53,9 +54,16 @@ def _add_bench_arguments(parser: argparse.ArgumentParser, seconds: float) -> Non
 
 def cmd_bench(args: argparse.Namespace) -> int:
     rules = load_rules(args.rules, args.rule)
-    sizes = [int(s) for s in args.batch_sizes.split(",")]
+    sizes = args.batch_sizes
     say = None if args.json else (lambda msg: print(f"measuring {msg} ...", file=sys.stderr, flush=True))
     specs = tuple(a for a in args.agents.split(",") if a)
+    from agents import AgentSpecError, make
+
+    for spec in specs:  # a bad spec is named now, not after the measurements before it
+        try:
+            make(spec, rules=rules)
+        except AgentSpecError as err:
+            raise UsageError(f"--agents: {err}") from None
     results = bench.run(rules, sizes, args.seconds, with_open_spiel=not args.no_open_spiel,
                         with_envs=not args.no_envs, agent_specs=specs, progress=say)
     if args.json:
@@ -99,6 +107,13 @@ def cmd_arena(args: argparse.Namespace) -> int:
     from eval.deals import DealSet, DealSetError
 
     rules = load_rules(args.rules, args.rule)
+    # Where the run will write is checked before it plays: a bad --out found afterwards loses the games.
+    if args.out:
+        writable_folder(args.out, "--out")
+    if args.resume_dir:
+        writable_folder(args.resume_dir, "--resume-dir")
+    if args.records:
+        writable_file(args.records, "the records file (--records)")
     try:
         plan = _arena_plan(args, rules)
         if args.deal_set:
@@ -115,8 +130,6 @@ def cmd_arena(args: argparse.Namespace) -> int:
                 n = ARENA_DEFAULT_DEALS
                 if not args.agents:
                     n = max(200, ARENA_LEADERBOARD_DEAL_TABLES // len(plan.tables))
-            if n < 1:
-                raise UsageError(f"--deals must be at least 1, got {n}")
             deals = DealSet.generate(rules, n, args.seed)
         if args.save_deal_set:
             saved = deals.save(args.save_deal_set)
@@ -132,7 +145,10 @@ def cmd_arena(args: argparse.Namespace) -> int:
     if not args.json:
         print(_run_line(result.meta), file=sys.stderr)
     if args.out:
-        paths = report.write_all(result, args.out)
+        try:
+            paths = report.write_all(result, args.out)
+        except OSError as err:  # (checked before the run; the folder may have changed since)
+            raise UsageError(f"cannot write the results to --out {args.out}: {err}") from None
         print(f"results written to {', '.join(str(p) for p in paths.values())}", file=sys.stderr)
     if args.records:
         print(f"game records written to {args.records}", file=sys.stderr)
@@ -211,7 +227,7 @@ def build_parser() -> argparse.ArgumentParser:
                           description="Play one game with four random agents, printing the table at the start "
                                       "and end and the scores after each hand, then run a short benchmark.")
     _add_rules_arguments(demo)
-    demo.add_argument("--seed", type=int, default=0, help="seed of the game's deals and of the random agents")
+    demo.add_argument("--seed", type=arguments.seed, default=0, help="seed of the game's deals and of the random agents")
     demo.add_argument("--no-bench", action="store_true", help="stop after the game")
     _add_bench_arguments(demo, seconds=2.0)
     demo.set_defaults(func=cmd_demo)
@@ -236,16 +252,16 @@ def build_parser() -> argparse.ArgumentParser:
                        help="head2head: each AGENT against copies of --vs; table: the AGENTs at one table "
                        "(--vs fills empty seats); roundrobin: every table of the AGENTs (default: from the AGENTs)")
     _add_rules_arguments(arena)
-    arena.add_argument("--deals", type=int, help=f"number of deals (default {ARENA_DEFAULT_DEALS}; "
+    arena.add_argument("--deals", type=arguments.positive_int, help=f"number of deals (default {ARENA_DEFAULT_DEALS}; "
                        "the default leaderboard: 2,000 / its tables, 400 at each of 5; with --deal-set: its first N)")
-    arena.add_argument("--seed", type=int, default=0, help="seed of the generated deals and of the agents")
+    arena.add_argument("--seed", type=arguments.seed, default=0, help="seed of the generated deals and of the agents")
     arena.add_argument("--deal-set", metavar="FILE.npz", help="play a saved deal set (must match the rules)")
     arena.add_argument("--save-deal-set", metavar="FILE.npz", help="save the deals played, to replay them later")
     arena.add_argument("--episode", choices=("hand", "game"), default="hand",
                        help="one hand per deal, or a whole game to the target score")
     arena.add_argument("--seating", choices=("rotate", "permute"), default="rotate",
                        help="rotate the line-up round the table, or use every permutation of seats")
-    arena.add_argument("--workers", type=int, default=2,
+    arena.add_argument("--workers", type=arguments.positive_int, default=2,
                        help="processes (one per core); results do not depend on it")
     arena.add_argument("--backend", choices=("local", "ray"), default="local",
                        help="local: --workers processes on this machine; ray: units as tasks on a Ray cluster "
@@ -256,7 +272,7 @@ def build_parser() -> argparse.ArgumentParser:
     arena.add_argument("--resume-dir", metavar="DIR",
                        help="keep each finished unit in DIR; the same command again loads them instead of "
                        "playing them (resumes an interrupted run)")
-    arena.add_argument("--half-width", type=float, default=0.1,
+    arena.add_argument("--half-width", type=arguments.positive_float, default=0.1,
                        help="interval half-width (points per hand) to report the deals needed for")
     arena.add_argument("--out", metavar="DIR",
                        help="write results.json, leaderboard.csv, pairs.csv, report.md, points.png")

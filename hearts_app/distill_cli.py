@@ -9,7 +9,7 @@ import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from .errors import UsageError
+from .errors import UsageError, writable_file
 
 
 def register(subparsers) -> None:
@@ -194,8 +194,9 @@ def run_fit(args: argparse.Namespace) -> int:
         raise UsageError(f"--margin must be 0 or more, got {args.margin}")
     if args.card_scorer is not None and args.card_scorer < 1:
         raise UsageError(f"--card-scorer must be 1 or more units, got {args.card_scorer}")
+    out = writable_file(args.out, "the policy file")  # found now, not after the fit
     try:
-        stats = fit(args.start, Path(args.data), Path(args.out), epochs=args.epochs, temperature=args.temperature,
+        stats = fit(args.start, Path(args.data), out, epochs=args.epochs, temperature=args.temperature,
                     margin=args.margin, learning_rate=args.learning_rate, seed=args.seed, loss=args.loss,
                     batch_size=args.batch_size, hidden=args.hidden, card_scorer=args.card_scorer,
                     log=lambda message: print(message, file=sys.stderr))

@@ -1,7 +1,39 @@
-"""The application's error for what the command was asked to do."""
+"""The application's error for what the command was asked to do, and the checks of where a command
+will write, made before its work starts (not after minutes of it)."""
 
 from __future__ import annotations
+
+import os
+from pathlib import Path
 
 
 class UsageError(ValueError):
     """A problem with what the command was asked to do: reported in one line, exit code 2."""
+
+
+def writable_file(path: str | Path, what: str) -> Path:
+    """``path`` as a file the command can write (``what`` names it, e.g. "the belief file"): not a
+    folder, in a folder that exists and can be written to; else :class:`UsageError`."""
+    out = Path(path)
+    if out.is_dir():
+        raise UsageError(f"{out} is a folder; name {what} to write")
+    folder = out.parent if str(out.parent) else Path(".")
+    if not folder.is_dir() or not os.access(folder, os.W_OK):
+        raise UsageError(f"cannot write {out}: {folder} is not a folder that can be written to")
+    return out
+
+
+def writable_folder(path: str | Path, option: str) -> Path:
+    """``path`` as a folder the command can make or write into (``option`` names the argument, e.g.
+    "--out"): not a file, and its nearest existing folder writable; else :class:`UsageError`."""
+    out = Path(path)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"{option} {out} is a file; name a folder")
+    existing = out
+    while not existing.exists():
+        if existing.parent == existing:
+            break
+        existing = existing.parent
+    if not existing.is_dir() or not os.access(existing, os.W_OK):
+        raise UsageError(f"{option} {out}: {existing} is not a folder that can be written to")
+    return out

@@ -56,8 +56,11 @@ def run_command(args: argparse.Namespace) -> int:
         raise UsageError(f"--golden must be 0 or more, got {args.golden}")
     try:
         written = export_policy(args.checkpoint, args.out, golden=args.golden, arena_results=args.arena_results)
-    except (CheckpointError, ExportError, FileNotFoundError) as err:
+    except (CheckpointError, ExportError) as err:
         raise UsageError(str(err)) from None
+    except OSError as err:  # a folder that cannot be made or written
+        raise UsageError(f"cannot write the export to {args.out}: {err.strerror or err} "
+                         f"({err.filename or args.out})") from None
     for kind, path in written.items():
         print(f"{kind}: {path}", file=sys.stderr)
     return 0

@@ -9,7 +9,8 @@ import json
 import sys
 from pathlib import Path
 
-from .errors import UsageError
+from . import arguments
+from .errors import UsageError, writable_folder
 
 
 def register(subparsers) -> None:
@@ -25,7 +26,7 @@ def register(subparsers) -> None:
     )
     parser.add_argument("config", help="recipe YAML (configs/recipes/classic.yaml, configs/recipes/smoke.yaml)")
     parser.add_argument("--runs-dir", default="runs", help="folder holding the recipe's folder (default runs/)")
-    parser.add_argument("--workers", type=int, default=2,
+    parser.add_argument("--workers", type=arguments.positive_int, default=2,
                         help="processes for label collection and the evaluations (default 2)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     parser.set_defaults(func=run_command)
@@ -35,14 +36,13 @@ def run_command(args: argparse.Namespace) -> int:
     from train.config import ConfigError
     from train.recipe import load_recipe
 
-    if args.workers < 1:
-        raise UsageError(f"--workers must be 1 or more, got {args.workers}")
     if not Path(args.config).is_file():
         raise UsageError(f"recipe not found: {args.config} (the shipped ones: configs/recipes/*.yaml)")
     try:
         config = load_recipe(args.config)
     except ConfigError as err:
         raise UsageError(str(err)) from None
+    writable_folder(args.runs_dir, "--runs-dir")
     from eval.arena import head_to_heads, training_evaluation
     from train.recipe import Recipe
 

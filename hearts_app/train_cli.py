@@ -13,7 +13,7 @@ import json
 import sys
 from pathlib import Path
 
-from .errors import UsageError
+from .errors import UsageError, writable_folder
 
 
 def register(subparsers) -> None:
@@ -49,6 +49,7 @@ def run_command(args: argparse.Namespace) -> int:
         config = load_config(config_path, overrides)
     except ConfigError as err:
         raise UsageError(str(err)) from None
+    writable_folder(args.runs_dir, "--runs-dir")
     from eval.arena import training_evaluation
     from train.ppo import Run  # torch is imported only now
 

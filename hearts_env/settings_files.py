@@ -109,6 +109,9 @@ def read_mapping(path: str | Path, error: type[Exception], what: str) -> dict[st
         return {}
     if not isinstance(data, dict):
         raise error(f"{path}: expected a mapping of {what} settings, got {type(data).__name__}")
+    named_otherwise = [key for key in data if not isinstance(key, str)]
+    if named_otherwise:  # (YAML reads `1: 2` as a number key)
+        raise error(f"{path}: {what} settings are named by text, got {named_otherwise[:5]!r}")
     return data
 
 

@@ -121,6 +121,27 @@ def test_export_cli_reports_a_bad_checkpoint(tmp_path, capsys):
     assert "not a readable Hearts Lab checkpoint" in capsys.readouterr().err
 
 
+def test_a_failed_export_leaves_the_earlier_one_whole(exported, tmp_path, capsys):
+    """--arena-results is read before any file is written, and the files are moved into place only
+    together: a failed export never leaves a model beside another model's manifest."""
+    out = tmp_path / "out"
+    shutil.copytree(exported["dir"], out)
+    before = {name: (out / name).read_bytes() for name in ("policy.onnx", "policy.json", "golden.json")}
+    two_player = ROOT / "agents" / "policies" / "ppo_two_player.pt"
+    for results in (tmp_path / "missing.json", ROOT / "configs" / "smoke.yaml"):
+        with pytest.raises(SystemExit) as exit_info:
+            cli.main(["export", str(two_player), "--out", str(out), "--golden", "0", "--arena-results", str(results)])
+        assert exit_info.value.code == 2
+        assert f"--arena-results {results}" in capsys.readouterr().err
+        assert {name: (out / name).read_bytes() for name in before} == before
+    assert sorted(p.name for p in out.iterdir() if p.name.startswith(".")) == []  # no staging folder left
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    with pytest.raises(SystemExit):
+        cli.main(["export", str(two_player), "--out", str(afile), "--golden", "0"])
+    assert "is a file; name a folder" in capsys.readouterr().err
+
+
 def test_export_cli_without_the_export_extra_says_how_to_install_it(tmp_path, capsys, monkeypatch):
     import sys
 

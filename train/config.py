@@ -95,11 +95,19 @@ class LeagueConfig(_Strict):
 
     current: Float = Field(0.5, ge=0, description="weight of a seat played by the current policy")
     snapshots: Float = Field(0.2, ge=0, description="weight of a seat played by a past snapshot")
-    bots: dict[str, Float] = Field(default_factory=lambda: {"easy": 0.05, "normal": 0.1, "hard": 0.15},
-                                   description="weights of heuristic bots by spec")
+    bots: dict[str, Annotated[Float, Field(ge=0)]] = Field(
+        default_factory=lambda: {"easy": 0.05, "normal": 0.1, "hard": 0.15}, description="weights of heuristic bots by spec")
     snapshot_every: Int = Field(10, ge=1, description="iterations between snapshots added to the league")
     max_snapshots: Int = Field(8, ge=1, description="snapshots kept (oldest dropped)")
     min_learners: Int = Field(1, ge=1, description="current-policy seats per table, at least")
+
+    @model_validator(mode="after")
+    def _someone_fills_the_seats(self) -> "LeagueConfig":
+        # The first tables have no snapshots yet: the current policy or a bot must be able to sit.
+        if self.current + sum(self.bots.values()) <= 0:
+            raise ValueError("current and every bot weigh 0: nobody can fill the first tables' seats "
+                             "(snapshots exist only later)")
+        return self
 
 
 class ImitationConfig(_Strict):
@@ -116,10 +124,11 @@ class TrainConfig(_Strict):
     run_name: str = Field("ppo", description="folder under the runs directory: a plain folder name (letters, digits, "
                                              "'.', '_', '-', starting with a letter or digit)")
     rules: Any = Field("classic", description="rules preset name or a mapping of options")
-    seed: Int = 0
+    seed: Int = Field(0, ge=0, lt=2**63, description="seed of the deals, the league and the network (0 to 2**63 - 1)")
     total_decisions: Int = Field(5_000_000, ge=1, description="learner decisions to train on")
     num_tables: Int = Field(1024, ge=1, description="games played at once in each rollout (one hand each)")
-    hidden: list[Int] = Field(default_factory=lambda: [128, 128], description="hidden layer sizes")
+    hidden: list[Annotated[Int, Field(ge=1)]] = Field(default_factory=lambda: [128, 128],
+                                                       description="hidden layer sizes (each 1 or more)")
     learning_rate: Float = Field(3e-4, gt=0)
     anneal_lr: bool = True
     gamma: Float = Field(1.0, ge=0, le=1)
@@ -160,6 +169,14 @@ class TrainConfig(_Strict):
     def _rules(cls, value: Any) -> Any:
         to_rules(value)
         return value
+
+    @model_validator(mode="after")
+    def _learners_fit_the_table(self) -> "TrainConfig":
+        players = self.rules_value.num_players
+        if self.league.min_learners > players:
+            raise ValueError(f"league.min_learners is {self.league.min_learners}, but a table of these rules "
+                             f"seats {players} players")
+        return self
 
     @model_validator(mode="after")
     def _one_warm_start(self) -> "TrainConfig":

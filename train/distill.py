@@ -264,7 +264,7 @@ def load_shards(folder: Path) -> dict[str, np.ndarray]:
         raise FileNotFoundError(f"no shard_*.npz files in {folder}")
     headers = [_array_headers(path) for path in paths]
     for path, header in zip(paths, headers):
-        missing = [name for name in SHARD_ARRAYS if name not in header]
+        missing = [name for name in (*SHARD_ARRAYS, "meta") if name not in header]
         if missing:
             raise ValueError(f"{path} is not a shard of `hearts distill collect`: it lacks {', '.join(missing)}")
     out = {name: np.zeros((sum(h[name][0][0] for h in headers), *headers[0][name][0][1:]), headers[0][name][1])
@@ -272,12 +272,15 @@ def load_shards(folder: Path) -> dict[str, np.ndarray]:
     filled = dict.fromkeys(SHARD_ARRAYS, 0)
     rules = set()
     for path, header in zip(paths, headers):
-        with np.load(path, allow_pickle=False) as data:
-            rules.add(json.dumps(json.loads(str(data["meta"]))["rules"], sort_keys=True))
-            for name in SHARD_ARRAYS:
-                rows = header[name][0][0]
-                out[name][filled[name]:filled[name] + rows] = data[name]
-                filled[name] += rows
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                rules.add(json.dumps(json.loads(str(data["meta"]))["rules"], sort_keys=True))
+                for name in SHARD_ARRAYS:
+                    rows = header[name][0][0]
+                    out[name][filled[name]:filled[name] + rows] = data[name]
+                    filled[name] += rows
+        except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile) as err:
+            raise ValueError(f"{path} is not a readable shard of `hearts distill collect` ({err!r:.120})") from None
     if len(rules) > 1:
         raise ValueError(f"the shards in {folder} were collected under different rules; keep one rule set per folder")
     out["rules"] = json.loads(rules.pop())
@@ -292,13 +295,16 @@ def load_shards(folder: Path) -> dict[str, np.ndarray]:
 def _array_headers(path: Path) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
     """Each array's shape and dtype in an ``.npz`` file, read from its header alone."""
     shapes = {}
-    with zipfile.ZipFile(path) as archive:
-        for member in archive.namelist():
-            with archive.open(member) as stream:
-                major, _ = np.lib.format.read_magic(stream)
-                read = np.lib.format.read_array_header_1_0 if major == 1 else np.lib.format.read_array_header_2_0
-                shape, _, dtype = read(stream)
-            shapes[member.removesuffix(".npy")] = (shape, dtype)
+    try:
+        with zipfile.ZipFile(path) as archive:
+            for member in archive.namelist():
+                with archive.open(member) as stream:
+                    major, _ = np.lib.format.read_magic(stream)
+                    read = np.lib.format.read_array_header_1_0 if major == 1 else np.lib.format.read_array_header_2_0
+                    shape, _, dtype = read(stream)
+                shapes[member.removesuffix(".npy")] = (shape, dtype)
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as err:  # truncated, not a zip, not .npy inside
+        raise ValueError(f"{path} is not a readable shard of `hearts distill collect` ({err})") from None
     return shapes
 
 

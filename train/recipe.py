@@ -145,6 +145,8 @@ class Round(_Strict):
     def _expert_labels_card_plays(self) -> Round:
         if self.teacher == "expert" and not self.card_labels:
             raise ValueError("the expert teacher labels card plays only: card_labels must stay true")
+        if not self.card_labels and not self.pass_labels:
+            raise ValueError("card_labels and pass_labels are both false: the round would label nothing")
         return self
 
 

@@ -165,6 +165,8 @@ class Match:
             first = int(game.get("hand_number", hands[0]["hand_number"]))
         except (KeyError, TypeError, ValueError) as err:
             raise RecordMismatch(f"the game record lacks a usable deal_seed / hand_number ({err})") from None
+        if not 0 <= deal_seed < 2**64:  # seeds are 64-bit unsigned
+            raise RecordMismatch(f"the game record's deal_seed {deal_seed} is not a seed (0 to 2**64 - 1)")
         seed = game.get("seed")
         if hands[0].get("custom_deal"):
             try:

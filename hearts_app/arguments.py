@@ -1,0 +1,51 @@
+"""Argument types the subcommands share. Each refuses a bad value with one line saying what is
+allowed, which argparse prints after the option's name (``argument --workers: must be 1 or more,
+got 0``), before any work starts."""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+#: Seeds are below 2**63: NumPy and the deal generator take them as 64-bit integers, and a larger
+#: one would be reduced silently while the results still named it.
+SEED_LIMIT = 2**63
+
+
+def _number(text: str, kind: type) -> int | float:
+    try:
+        return kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a {'whole ' if kind is int else ''}number, got {text!r}") from None
+
+
+def seed(text: str) -> int:
+    """A seed: a whole number from 0 to 2**63 - 1."""
+    value = _number(text, int)
+    if not 0 <= value < SEED_LIMIT:
+        raise argparse.ArgumentTypeError(f"a seed is 0 to 2**63 - 1, got {value}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """A whole number, 1 or more (workers, deals, sizes)."""
+    value = _number(text, int)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """A finite number above 0 (seconds, interval widths)."""
+    value = _number(text, float)
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a number above 0, got {text!r}")
+    return value
+
+
+def positive_ints(text: str) -> list[int]:
+    """Comma-separated whole numbers, each 1 or more (``1,64,1024``)."""
+    parts = [part.strip() for part in text.split(",")]
+    if not all(parts):
+        raise argparse.ArgumentTypeError(f"give whole numbers separated by commas, e.g. 1,64,1024; got {text!r}")
+    return [positive_int(part) for part in parts]

@@ -1,0 +1,160 @@
+"""Bad values given to the ``hearts`` subcommands are refused in one line (exit 2) before any work
+starts, where a late failure would throw away the work (an arena's games, a fit's weights) or
+leave a half-made folder behind."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hearts_app import cli
+
+ROOT = Path(__file__).resolve().parents[1]
+SMOKE = ROOT / "configs" / "smoke.yaml"
+POLICY = ROOT / "agents" / "policies" / "ppo_classic.pt"
+
+
+def refused(argv, capsys) -> str:
+    """The one-line error of a command that exits 2 (argparse's exit or the command's own)."""
+    try:
+        code = cli.main(argv)
+    except SystemExit as exit_info:
+        code = exit_info.code
+    assert code == 2, argv
+    err = capsys.readouterr().err.strip()
+    assert "Traceback" not in err
+    return err.splitlines()[-1]
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--deals", "0"], "--deals: must be 1 or more, got 0"),
+    (["--workers", "0"], "--workers: must be 1 or more, got 0"),
+    (["--seed", "-1"], "--seed: a seed is 0 to 2**63 - 1, got -1"),
+    (["--seed", str(2**70)], "a seed is 0 to 2**63 - 1"),
+    (["--half-width", "0"], "--half-width: must be a number above 0"),
+    (["--half-width", "nan"], "--half-width: must be a number above 0"),
+])
+def test_arena_refuses_bad_numbers_before_playing(options, message, capsys):
+    assert message in refused(["arena", "hard", "--no-progress"] + options, capsys)
+
+
+def test_arena_refuses_places_it_cannot_write_before_playing(tmp_path, capsys):
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    assert "--out" in refused(["arena", "hard", "--deals", "2", "--out", str(afile)], capsys)
+    assert "--resume-dir" in refused(["arena", "hard", "--deals", "2", "--resume-dir", str(afile)], capsys)
+    assert "is a folder" in refused(["arena", "hard", "--deals", "2", "--records", str(tmp_path)], capsys)
+
+
+def test_arena_refuses_zero_deals_of_a_deal_set(tmp_path, capsys):
+    deal_set = tmp_path / "d4.npz"
+    assert cli.main(["arena", "random", "--vs", "random", "--deals", "4", "--save-deal-set", str(deal_set),
+                     "--no-progress", "--workers", "1"]) == 0
+    capsys.readouterr()
+    for deals in ("0", "-1"):  # -1 would slice one deal off the end
+        assert "--deals: must be 1 or more" in refused(["arena", "hard", "--deal-set", str(deal_set),
+                                                        "--deals", deals], capsys)
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--batch-sizes", "4,x"], "--batch-sizes: must be a whole number, got 'x'"),
+    (["--batch-sizes", ""], "--batch-sizes: give whole numbers separated by commas"),
+    (["--batch-sizes", "0"], "--batch-sizes: must be 1 or more, got 0"),
+    (["--seconds", "nan"], "--seconds: must be a number above 0"),
+    (["--seconds", "0"], "--seconds: must be a number above 0"),
+    (["--agents", "bogus"], "--agents: "),
+])
+def test_bench_refuses_bad_options(options, message, capsys):
+    assert message in refused(["bench", "--no-open-spiel", "--no-envs"] + options, capsys)
+
+
+def test_demo_refuses_a_negative_seed(capsys):
+    assert "--seed: a seed is 0" in refused(["demo", "--no-bench", "--seed", "-1"], capsys)
+
+
+@pytest.mark.parametrize("override, message", [
+    ("hidden=[0]", "hidden.0"),
+    ("seed=-1", "seed"),
+    ("seed=1e30", "seed"),
+    ("league.bots={easy: -1}", "league.bots.easy"),
+    ("league.min_learners=9", "league.min_learners is 9"),
+])
+def test_train_refuses_bad_settings_before_making_the_run_folder(override, message, tmp_path, capsys):
+    runs = tmp_path / "runs"
+    assert message in refused(["train", str(SMOKE), override, "--runs-dir", str(runs), "--no-progress"], capsys)
+    assert not runs.exists()
+
+
+def test_train_refuses_league_weights_that_seat_nobody(tmp_path, capsys):
+    line = refused(["train", str(SMOKE), "league.current=0", "league.bots={}", "--runs-dir", str(tmp_path / "r")],
+                   capsys)
+    assert "nobody can fill" in line
+
+
+def test_train_and_recipe_refuse_a_runs_dir_that_is_a_file(tmp_path, capsys):
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    assert "--runs-dir" in refused(["train", str(SMOKE), "--runs-dir", str(afile)], capsys)
+    recipe = ROOT / "configs" / "recipes" / "smoke.yaml"
+    assert "--runs-dir" in refused(["recipe", str(recipe), "--runs-dir", str(afile)], capsys)
+
+
+def test_settings_named_by_numbers_are_refused(tmp_path, capsys):
+    config = tmp_path / "intkey.yaml"
+    config.write_text("1: 2\nrun_name: x\n")
+    assert "named by text, got [1]" in refused(["train", str(config)], capsys)
+    assert "named by text, got [1]" in refused(["recipe", str(config)], capsys)
+
+
+def test_recipe_refuses_a_round_that_labels_nothing():
+    from pydantic import ValidationError
+
+    from train.recipe import Round
+
+    fields = {"collections": [{"seed": 1, "hands": 16}], "temperature": 0.5}
+    assert Round(**fields, pass_labels=False).card_labels  # either alone is a round
+    with pytest.raises(ValidationError, match="would label nothing"):
+        Round(**fields, pass_labels=False, card_labels=False)
+
+
+def test_distill_fit_refuses_an_out_it_cannot_write_before_fitting(tmp_path, capsys):
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    for out, message in ((tmp_path, "is a folder"), (afile / "x.pt", "cannot write")):
+        assert message in refused(["distill", "fit", str(POLICY), "--data", str(tmp_path / "none"),
+                                   "--out", str(out)], capsys)
+
+
+def test_distill_fit_names_a_damaged_shard(tmp_path, capsys):
+    from train.distill import SHARD_ARRAYS
+
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "shard_1_0000.npz").write_bytes(b"PK\x03\x04 not a whole zip")
+    assert "is not a readable shard" in refused(["distill", "fit", str(POLICY), "--data", str(data),
+                                                 "--out", str(tmp_path / "f.pt")], capsys)
+    arrays = {name: np.zeros((1, 1)) for name in SHARD_ARRAYS}  # every array but the meta
+    np.savez(data / "shard_1_0000.npz", **arrays)
+    assert "it lacks meta" in refused(["distill", "fit", str(POLICY), "--data", str(data),
+                                       "--out", str(tmp_path / "f.pt")], capsys)
+
+
+def test_replay_refuses_a_deal_seed_that_is_no_seed(tmp_path, capsys):
+    from eval import arena
+    from eval.deals import DealSet
+    from hearts_env import Rules
+
+    rules = Rules.preset("classic")
+    path = tmp_path / "arena.jsonl"
+    arena.run(arena.head_to_head_plan(rules, ["easy"], "random"), DealSet.generate(rules, 1, seed=3), seed=1,
+              workers=1, records=path)
+    header, game = path.read_text().splitlines()[:2]
+    for seed in ("-1", str(2**64)):
+        record = json.loads(game)
+        record["deal_seed"] = seed
+        path.write_text(header + "\n" + json.dumps(record) + "\n")
+        assert cli.main(["replay", str(path)]) == 2
+        assert "is not a seed" in capsys.readouterr().err
