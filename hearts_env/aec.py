@@ -173,9 +173,11 @@ class raw_env(AECEnv):
         if action is None:
             raise engine.IllegalActionError(f"{agent} must play a card (0..51), got None")
         action = np.asarray(action)
-        if action.dtype.kind not in "iu" or action.ndim:  # one integer only: the engine says what is wrong
+        # One integer only, and none that int64 would wrap (2**64 - 1 would read as -1): else the engine
+        # says what is wrong.
+        if action.dtype.kind not in "iu" or action.ndim or (action.dtype.kind == "u" and action >= 2**63):
             engine.step_inplace(self.state, action.reshape((1,) + action.shape))
-        np.copyto(self._action, action, casting="unsafe")  # (a uint64 beyond int64 wraps, and is refused)
+        np.copyto(self._action, action, casting="unsafe")
         engine.step_inplace(self.state, self._action)  # raises, unchanged, if illegal
         self._cumulative_rewards[agent] = 0
         self._clear_rewards()

@@ -182,6 +182,8 @@ def from_deals(
     owners = owners.astype(np.int64, copy=False)
     check_deals(rules, owners)
     g = owners.shape[0]
+    if g == 0:
+        raise EngineArgumentError("deals: give at least one game's deal, shape [games, 52]")
     hand_numbers = _per_game(hand_numbers, g, "hand_numbers", at_least=0)
     if seeds is not None:
         if np.shape(seeds) not in ((), (1,), (g,)):
@@ -336,6 +338,9 @@ def _checked_arguments(state: State, actions, games) -> tuple[np.ndarray, np.nda
     if actions.dtype is not _INT64:  # (the kernels take int64 only: one compiled version)
         if actions.dtype.kind not in "iu":
             raise IllegalActionError(f"actions must be integer card ids 0..51, got dtype {actions.dtype}")
+        if actions.dtype.kind == "u" and actions.size and actions.max() >= 2**63:
+            # (int64 would read 2**64 - 1 as -1, and the message would name -1)
+            raise IllegalActionError(f"cannot play action {actions.max()} (not a card id 0..51)")
         actions = actions.astype(np.int64)
     if not actions.flags.c_contiguous:
         actions = np.ascontiguousarray(actions)

@@ -240,3 +240,18 @@ def test_numbers_in_rules_are_bounded(option, value):
 def test_engine_calls_name_a_state_that_is_not_one(call):
     with pytest.raises(EngineArgumentError, match="expected a hearts_env State"):
         call()
+
+
+def test_a_uint64_action_beyond_int64_is_named_as_given():
+    state = he.init(CLASSIC, 3, seed=1)
+    with pytest.raises(he.IllegalActionError, match=f"action {2**64 - 1} "):
+        he.step(state, np.array([2**64 - 1, 0, 0], dtype=np.uint64))
+    env = he.raw_env()
+    env.reset(seed=1)
+    with pytest.raises(he.IllegalActionError, match=f"action {2**64 - 1} "):
+        env.step(np.uint64(2**64 - 1))
+
+
+def test_from_deals_needs_a_game():
+    with pytest.raises(EngineArgumentError, match="at least one game's deal"):
+        he.from_deals(CLASSIC, np.zeros((0, 52), dtype=np.int64), [])
