@@ -338,7 +338,10 @@ def export_policy(checkpoint: str | Path, out_dir: str | Path, *, golden: int = 
     out.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".export-", dir=out))
     try:
-        made = _export_files(net, meta, rules, checkpoint, staging, golden, arena, verify_decisions)
+        try:
+            made = _export_files(net, meta, rules, checkpoint, staging, golden, arena, verify_decisions)
+        except ExportError as err:  # named by the file the user would have had, not the staging copy
+            raise ExportError(str(err).replace(str(staging), str(out))) from None
         written = {}
         for kind, path in made.items():
             written[kind] = out / path.name

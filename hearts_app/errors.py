@@ -13,13 +13,14 @@ class UsageError(ValueError):
 
 def writable_file(path: str | Path, what: str) -> Path:
     """``path`` as a file the command can write (``what`` names it, e.g. "the belief file"): not a
-    folder, in a folder that exists and can be written to; else :class:`UsageError`."""
+    folder, and its folder one that exists or can be made (the writers make missing folders), in
+    the nearest existing folder, which can be written to; else :class:`UsageError`."""
     out = Path(path)
     if out.is_dir():
         raise UsageError(f"{out} is a folder; name {what} to write")
-    folder = out.parent if str(out.parent) else Path(".")
-    if not folder.is_dir() or not os.access(folder, os.W_OK):
-        raise UsageError(f"cannot write {out}: {folder} is not a folder that can be written to")
+    existing = _nearest_existing(out.parent)
+    if not existing.is_dir() or not os.access(existing, os.W_OK):
+        raise UsageError(f"cannot write {out}: {existing} is not a folder that can be written to")
     return out
 
 
@@ -29,11 +30,15 @@ def writable_folder(path: str | Path, option: str) -> Path:
     out = Path(path)
     if out.exists() and not out.is_dir():
         raise UsageError(f"{option} {out} is a file; name a folder")
-    existing = out
-    while not existing.exists():
-        if existing.parent == existing:
-            break
-        existing = existing.parent
+    existing = _nearest_existing(out)
     if not existing.is_dir() or not os.access(existing, os.W_OK):
         raise UsageError(f"{option} {out}: {existing} is not a folder that can be written to")
     return out
+
+
+def _nearest_existing(path: Path) -> Path:
+    """``path`` or the nearest of its parents that exists (``.`` for a bare relative name)."""
+    path = path if str(path) else Path(".")
+    while not path.exists() and path.parent != path:
+        path = path.parent
+    return path

@@ -64,10 +64,12 @@ def check_episode(episode: str) -> str:
     return episode
 
 
-def check_reset_options(options: dict | None, rules: Rules) -> dict:
+def check_reset_options(options: dict | None, rules: Rules, num_games: int = 1) -> dict:
     """The reset options as a dict, checked before anything changes: an unknown key raises
-    ``ValueError`` listing the known ones, ``hand_number`` must be a whole number 0 or more and
-    ``scores`` one whole number per seat (``EngineArgumentError``, a ``ValueError``).
+    ``ValueError`` listing the known ones; ``hand_number`` must be whole numbers 0 or more and
+    ``scores`` whole numbers, one per seat (``EngineArgumentError``, a ``ValueError``). With
+    ``num_games`` (the vector env's) each may also be given per game: ``[num_games]`` hand numbers,
+    ``[num_games, players]`` scores.
 
     (Every env of the package checks its options here: a misspelled ``deal`` must not quietly play
     a random deal, nor ``hand_number=1.7`` play hand 1.)"""
@@ -77,15 +79,22 @@ def check_reset_options(options: dict | None, rules: Rules) -> dict:
     if unknown:
         raise ValueError(f"unknown reset options {unknown}; known: {', '.join(RESET_OPTIONS)}")
     if "hand_number" in options:
-        hand_number = engine.integer_argument(options["hand_number"], "options['hand_number']")
-        if hand_number < 0:
-            raise engine.EngineArgumentError(f"options['hand_number'] must be 0 or more, got {hand_number}")
-        options["hand_number"] = hand_number
+        given = options["hand_number"]
+        hand_number = np.asarray(given)
+        if hand_number.dtype.kind not in "iu" or hand_number.shape not in ((), (num_games,)) or \
+                (hand_number.size and (hand_number.min() < 0 or hand_number.max() >= 2**63)):
+            per_game = f", or one per game ({num_games})" if num_games > 1 else ""
+            raise engine.EngineArgumentError(
+                f"options['hand_number'] must be a whole number 0 or more{per_game}; got {given!r}")
+        options["hand_number"] = int(hand_number) if hand_number.ndim == 0 else hand_number.astype(np.int64)
     if "scores" in options:
         scores = np.asarray(options["scores"])
-        if scores.dtype.kind not in "iu" or scores.shape != (rules.num_players,):
+        players = rules.num_players
+        if scores.dtype.kind not in "iu" or scores.shape not in ((players,), (num_games, players)):
+            per_game = f", or one row per game [{num_games}, {players}]" if num_games > 1 else ""
             raise engine.EngineArgumentError(
-                f"options['scores'] must be {rules.num_players} whole numbers, one per seat; got {options['scores']!r}")
+                f"options['scores'] must be {players} whole numbers, one per seat{per_game}; "
+                f"got {options['scores']!r}")
         options["scores"] = scores.astype(np.int64)
     return options
 

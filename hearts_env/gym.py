@@ -122,7 +122,7 @@ class SeatTables:
 
     def start(self, games: np.ndarray, options: dict | None = None) -> None:
         """Start new episodes in the given games and play the opponents up to the learner's turn."""
-        options = check_reset_options(options, self.rules)
+        options = check_reset_options(options, self.rules, self.num_games)
         n = len(games)
         seeds = self.seed_rng.integers(0, 2**63, size=n, dtype=np.uint64)
         single = self.episode == "hand"
@@ -243,6 +243,7 @@ class HeartsSeatEnv(gymnasium.Env):
         self._over = False  # the episode ended (the game, or an illegal action): step() needs reset()
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
+        check_reset_options(options, self.rules)  # first: a refused reset changes nothing
         super().reset(seed=seed)
         if seed is not None:
             self.tables.seed_rng = np.random.default_rng(seed)
@@ -333,6 +334,7 @@ class HeartsVectorEnv(VectorEnv):
         self._all = np.arange(num_envs)
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
+        check_reset_options(options, self.rules, self.num_envs)  # first: a refused reset changes nothing
         if seed is not None:
             self.tables.seed_rng = np.random.default_rng(seed)
             self.tables.make_opponents(seed)

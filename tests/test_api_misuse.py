@@ -70,10 +70,10 @@ def test_seat_env_refuses_an_illegal_penalty_that_is_no_number(penalty):
 
 
 @pytest.mark.parametrize("options, expected", [
-    ({"hand_number": 1.7}, r"hand_number'\] must be an integer"),
-    ({"hand_number": "2"}, r"hand_number'\] must be an integer"),
-    ({"hand_number": True}, r"hand_number'\] must be an integer"),
-    ({"hand_number": -1}, r"hand_number'\] must be 0 or more"),
+    ({"hand_number": 1.7}, r"hand_number'\] must be a whole number 0 or more"),
+    ({"hand_number": "2"}, r"hand_number'\] must be a whole number 0 or more"),
+    ({"hand_number": True}, r"hand_number'\] must be a whole number 0 or more"),
+    ({"hand_number": -1}, r"hand_number'\] must be a whole number 0 or more"),
     ({"scores": [1.9, 0, 0, 0]}, r"scores'\] must be 4 whole numbers"),
     ({"scores": ["9", 0, 0, 0]}, r"scores'\] must be 4 whole numbers"),
     ({"scores": [1, 0, 0]}, r"scores'\] must be 4 whole numbers"),
@@ -255,3 +255,25 @@ def test_a_uint64_action_beyond_int64_is_named_as_given():
 def test_from_deals_needs_a_game():
     with pytest.raises(EngineArgumentError, match="at least one game's deal"):
         he.from_deals(CLASSIC, np.zeros((0, 52), dtype=np.int64), [])
+
+
+def test_the_vector_env_takes_reset_options_per_game():
+    vec = gymnasium.make_vec("HeartsLab/Hearts-v1", num_envs=3)
+    _, info = vec.reset(seed=0, options={"hand_number": np.array([0, 1, 2]), "scores": np.array([[1, 2, 3, 4]] * 3)})
+    state = vec.unwrapped.tables.state
+    assert state.hand_number.tolist() == [0, 1, 2] and state.scores.tolist() == [[1, 2, 3, 4]] * 3
+    with pytest.raises(ValueError, match=r"or one per game \(3\)"):
+        vec.reset(seed=0, options={"hand_number": np.array([0, 1])})
+
+
+def test_a_refused_gymnasium_reset_changes_nothing():
+    def deal_after(refused: bool) -> list[int]:
+        env = gymnasium.make("HeartsLab/Hearts-v1").unwrapped
+        env.reset(seed=1)
+        if refused:
+            with pytest.raises(ValueError):
+                env.reset(seed=2, options={"hand_number": -1})
+        env.reset()
+        return env.tables.state.hands[0].tolist()
+
+    assert deal_after(refused=True) == deal_after(refused=False)

@@ -158,3 +158,13 @@ def test_replay_refuses_a_deal_seed_that_is_no_seed(tmp_path, capsys):
         path.write_text(header + "\n" + json.dumps(record) + "\n")
         assert cli.main(["replay", str(path)]) == 2
         assert "is not a seed" in capsys.readouterr().err
+
+
+def test_files_may_go_into_folders_the_command_makes(tmp_path, capsys):
+    records = tmp_path / "new" / "sub" / "games.jsonl"
+    assert cli.main(["arena", "random", "--vs", "random", "--deals", "1", "--workers", "1", "--no-progress",
+                     "--records", str(records), "--out", str(tmp_path / "other" / "results")]) == 0
+    assert records.is_file() and (tmp_path / "other" / "results" / "results.json").is_file()
+    # distill fit's --out too (the check passes; here the missing shards stop it)
+    assert "no shard_" in refused(["distill", "fit", str(POLICY), "--data", str(tmp_path / "none"),
+                                   "--out", str(tmp_path / "newdir" / "round1.pt")], capsys)

@@ -270,11 +270,14 @@ def load_shards(folder: Path) -> dict[str, np.ndarray]:
     out = {name: np.zeros((sum(h[name][0][0] for h in headers), *headers[0][name][0][1:]), headers[0][name][1])
            for name in SHARD_ARRAYS}
     filled = dict.fromkeys(SHARD_ARRAYS, 0)
-    rules = set()
+    rules, first_rules = set(), None
     for path, header in zip(paths, headers):
         try:
             with np.load(path, allow_pickle=False) as data:
-                rules.add(json.dumps(json.loads(str(data["meta"]))["rules"], sort_keys=True))
+                shard_rules = json.loads(str(data["meta"]))["rules"]
+                first_rules = first_rules or shard_rules
+                # The game, not its label, must match (a preset changed by options is named "custom").
+                rules.add(json.dumps({k: v for k, v in shard_rules.items() if k != "name"}, sort_keys=True))
                 for name in SHARD_ARRAYS:
                     rows = header[name][0][0]
                     out[name][filled[name]:filled[name] + rows] = data[name]
@@ -283,7 +286,7 @@ def load_shards(folder: Path) -> dict[str, np.ndarray]:
             raise ValueError(f"{path} is not a readable shard of `hearts distill collect` ({err!r:.120})") from None
     if len(rules) > 1:
         raise ValueError(f"the shards in {folder} were collected under different rules; keep one rule set per folder")
-    out["rules"] = json.loads(rules.pop())
+    out["rules"] = first_rules
     for name in ("obs", "kept_obs"):
         if out[name].shape[1] != OBS_DIM:
             raise ValueError(f"shards hold {out[name].shape[1]}-float observations, this version has {OBS_DIM}")
