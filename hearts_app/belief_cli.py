@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from .distill_cli import _seed
+from . import arguments
 from .errors import UsageError, writable_file
 
 
@@ -28,7 +28,7 @@ def register(subparsers) -> None:
     parser.add_argument("--hidden", type=int, nargs="+", default=[512, 512], metavar="WIDTH",
                         help="layer widths (default 512 512)")
     parser.add_argument("--epochs", type=int, default=3, help="passes over the examples (default %(default)s)")
-    parser.add_argument("--seed", type=_seed, default=1,
+    parser.add_argument("--seed", type=arguments.seed, default=1,
                         help="seed of the deals (worker w deals from 1000 * SEED + w) and of the fit (default %(default)s)")
     parser.set_defaults(func=run)
 

@@ -9,6 +9,7 @@ import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from . import arguments
 from .errors import UsageError, writable_file
 
 
@@ -44,7 +45,7 @@ def register(subparsers) -> None:
     collect.add_argument("--opponent", default="hard",
                          help="bot in the other seats (and in the search teacher's rollouts); several separated by "
                               "commas take turns by batch, e.g. hard,easy,normal,random")
-    collect.add_argument("--seed", type=_seed, default=1, help="first worker's seed (workers use seed, seed+1, ...)")
+    collect.add_argument("--seed", type=arguments.seed, default=1, help="first worker's seed (workers use seed, seed+1, ...)")
     collect.add_argument("--backend", choices=["local", "ray"], default="local",
                          help="local: --workers processes here; ray: each worker's seed as a task on a Ray cluster, "
                               "the student shipped by content and the shards written here (docs/cluster.md)")
@@ -76,16 +77,9 @@ def register(subparsers) -> None:
     fit.add_argument("--card-scorer", type=int, metavar="UNITS",
                      help="add a per-card scorer of this many units (exact facts about each card computed from the "
                           "observation; it scores zero until fitted), or grow the start's; default: keep the start's")
-    fit.add_argument("--seed", type=_seed, default=0,
+    fit.add_argument("--seed", type=arguments.seed, default=0,
                      help="seed of the fit: new weights and the minibatch order (default %(default)s)")
     fit.set_defaults(func=run_fit)
-
-
-def _seed(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"a seed is 0 or more, got {value}")
-    return value
 
 
 def _check_positive(**values: float) -> None:
