@@ -34,6 +34,7 @@ import numpy as np
 
 from hearts_env.cards import NUM_CARDS, first_empty_row
 from hearts_env.observe import OBS_DIM
+from hearts_env.state import as_array
 
 
 @runtime_checkable
@@ -54,15 +55,18 @@ class FunctionAgent:
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
         # No cast: a float is never a card id (0.7 is not card 0), and the play loop refuses it by name.
-        return np.asarray(self.function(observation, action_mask))
+        # A torch tensor is read by value; a ragged list is refused by name.
+        return as_array(self.function(observation, action_mask), f"{self.name}: actions")
 
 
 def checked_inputs(observation, action_mask, empty_rows: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """``act``'s arguments as arrays, checked: observation v1 ``[N, OBS_DIM]``, a mask ``[N, 52]``
     with a legal card in every row. A ``ValueError`` names what is wrong (a mask of the wrong shape
     would otherwise broadcast, an empty row give a card that is no card at all). ``empty_rows=False``
-    leaves the last check to a caller that finds empty rows more cheaply (the bots, on card sets)."""
-    observation, action_mask = np.asarray(observation), np.asarray(action_mask)
+    leaves the last check to a caller that finds empty rows more cheaply (the bots, on card sets).
+    Torch tensors and arrays of any byte order are read by value (as native arrays); a ragged list
+    or an array of text or objects is refused by name."""
+    observation, action_mask = _numbers(observation, "observation"), _numbers(action_mask, "action_mask")
     if observation.ndim != 2 or observation.shape[1] != OBS_DIM:
         raise ValueError(f"observation v1 vectors have {OBS_DIM} floats, one row per game; got shape "
                          f"{observation.shape}")
@@ -72,6 +76,15 @@ def checked_inputs(observation, action_mask, empty_rows: bool = True) -> tuple[n
     if empty_rows:
         refuse_empty_row(first_empty_row(action_mask))
     return observation, action_mask
+
+
+def _numbers(value, argument: str) -> np.ndarray:
+    array = as_array(value, argument)
+    if array.dtype.kind not in "biuf":
+        raise ValueError(f"{argument} must be numbers (float or integer, a mask also bool), got dtype {array.dtype}")
+    if not array.dtype.isnative:  # (compiled code reads the bytes)
+        array = array.astype(array.dtype.newbyteorder("="))
+    return array
 
 
 def refuse_empty_row(row: int) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import AgentSpecError, sha256_file
+from agents.base import AgentSpecError, checked_inputs, sha256_file
 from hearts_env.observe import OBS_DIM, OBS_VERSION, OBSERVATION_LAYOUT
 from hearts_env.rules import Rules, RulesError
 
@@ -140,9 +140,11 @@ class OnnxPolicyAgent:
             )
 
     def policy(self, observation: np.ndarray, action_mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``(actions [N] int64, probabilities [N, 52] float32)``."""
-        obs = np.ascontiguousarray(observation, dtype=np.float32).reshape(-1, OBS_DIM)
-        mask = np.ascontiguousarray(action_mask).astype(bool).reshape(obs.shape[0], -1)
+        """``(actions [N] int64, probabilities [N, 52] float32)``; a mask row without a legal card
+        gives action -1 and probabilities 0 (the model's empty-mask signal)."""
+        observation, action_mask = checked_inputs(observation, action_mask, empty_rows=False)
+        obs = np.ascontiguousarray(observation, dtype=np.float32)
+        mask = np.ascontiguousarray(action_mask, dtype=bool)
         action, probabilities = self.session.run(["action", "probabilities"],
                                                  {"observation": obs, "action_mask": mask})
         return action.astype(np.int64), probabilities

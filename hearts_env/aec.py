@@ -43,7 +43,7 @@ from . import engine
 from .observe import observe as encode
 from .render import render as render_text
 from .rules import Rules
-from .state import OVER
+from .state import OVER, as_array
 from .spaces import action_mask_box, action_space, observation_box
 
 EPISODES = ("hand", "game")
@@ -181,7 +181,7 @@ class raw_env(AECEnv):
             return
         if action is None:
             raise engine.IllegalActionError(f"{agent} must play a card (0..51), got None")
-        action = np.asarray(action)
+        action = as_array(action, "action", engine.IllegalActionError)  # (a torch tensor by value)
         # One integer only, and none that int64 would wrap (2**64 - 1 would read as -1): else the engine
         # says what is wrong.
         if action.dtype.kind not in "iu" or action.ndim or (action.dtype.kind == "u" and action >= 2**63):

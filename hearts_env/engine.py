@@ -46,7 +46,7 @@ from .state import (
     CURRENT_PLAYER, DEAD, DEALT, FINAL_HAND, HAND_NUMBER, HANDS, HISTORY, HISTORY_LENGTH, HISTORY_SEAT,
     LAST_HAND_DEAD, LAST_HAND_DEALT, LAST_HAND_HISTORY, LAST_HAND_HISTORY_SEAT, LAST_HAND_LENGTH, LAST_HAND_NUMBER,
     LAST_HAND_POINTS, LAST_HAND_WON, LEGAL, NUM_IN_TRICK, OVER, PASS, PASSED, PHASE, PHASE_NAMES, PLAY, PLAYED,
-    SCORES, SEED, TAKEN, TRICK, TRICK_NUMBER, WINNER, EngineArgumentError, State, check_games,
+    SCORES, SEED, TAKEN, TRICK, TRICK_NUMBER, WINNER, EngineArgumentError, State, as_array, check_games,
 )
 
 
@@ -330,7 +330,7 @@ def _checked_arguments(state: State, actions, games) -> tuple[np.ndarray, np.nda
 
     ``acting`` is a bool mask ``[N]`` of the games selected, or empty for every game."""
     _check_state(state)
-    actions = np.asarray(actions)
+    actions = as_array(actions, "actions", IllegalActionError)
     if actions.shape != state.phase.shape:
         raise IllegalActionError(
             f"expected one action per game, shape ({state.batch_size},); got shape {actions.shape}"
@@ -346,16 +346,12 @@ def _checked_arguments(state: State, actions, games) -> tuple[np.ndarray, np.nda
         actions = np.ascontiguousarray(actions)
     if games is None:
         return actions, _EVERY_GAME
-    games = check_games(games, state.batch_size)
+    # A game listed twice would still act once: refuse it as the caller's mistake it is.
+    games = check_games(games, state.batch_size, distinct=True)
     if games.dtype.kind == "b":
         return actions, np.ascontiguousarray(games)
     chosen = np.zeros(state.batch_size, dtype=bool)
     chosen[games] = True
-    # A game listed twice would still act once: refuse it as the caller's mistake it is.
-    if np.count_nonzero(chosen) != games.size:
-        values, counts = np.unique(games, return_counts=True)
-        raise EngineArgumentError(f"games lists game {values[counts > 1][0]} twice; "
-                                  "each game acts at most once per step")
     return actions, chosen
 
 

@@ -49,7 +49,7 @@ from .observe import observe
 from .render import render as render_text
 from .rules import Rules
 from .spaces import action_space, observation_box
-from .state import State
+from .state import State, as_array
 
 ILLEGAL_MODES = ("raise", "terminate")
 #: An opponent: a spec string (``"hard"``, ``"ckpt:PATH"``, ...), an object with a batched
@@ -258,7 +258,8 @@ class HeartsSeatEnv(gymnasium.Env):
         if self._over:
             raise RuntimeError("the episode is over: call reset() before step()")
         # No int(action): it would play 0.7 or "0" as card 0. The engine refuses non-integers.
-        rewards, illegal = tables.learner_turn(np.asarray(action).reshape(-1), self.illegal_action,
+        action = as_array(action, "action", IllegalActionError)  # (a torch tensor by value)
+        rewards, illegal = tables.learner_turn(action.reshape(-1), self.illegal_action,
                                                self.illegal_penalty)
         info = self._info()
         if illegal[0]:
@@ -345,7 +346,7 @@ class HeartsVectorEnv(VectorEnv):
         tables = self.tables
         tables.check_started()
         # No cast to int64: it would play 0.7 as card 0. The engine refuses non-integers.
-        actions = np.asarray(actions).reshape(-1)
+        actions = as_array(actions, "actions", IllegalActionError).reshape(-1)
         rewards, illegal = tables.learner_turn(actions, self.illegal_action, self.illegal_penalty)
         terminated = tables.state.done | illegal
         truncated = np.zeros(self.num_envs, dtype=bool)

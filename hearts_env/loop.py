@@ -33,9 +33,9 @@ from typing import Callable, Sequence
 import numpy as np
 
 from . import cards, engine
-from .engine import IllegalActionError
+from .engine import EngineArgumentError, IllegalActionError
 from .observe import observe
-from .state import State, check_games
+from .state import State, as_array, check_games
 
 UNTIL = ("game", "hand")
 #: A game that has not ended after this many hands is a bug (or absurd rules): stop loudly.
@@ -115,9 +115,7 @@ def play(
     if seating.size and (seating.max() >= len(agents) or seating.min() < -1):
         raise ValueError(f"seating holds agent indices 0..{len(agents) - 1} (or -1 for seats left to the caller)")
     if games is not None:
-        games = np.arange(n)[check_games(games, n)]
-        if np.unique(games).size != games.size:  # a game played twice, one copy written back
-            raise ValueError("games: each game at most once")
+        games = np.arange(n)[check_games(games, n, distinct=True)]  # (twice: one copy written back)
     ids = np.arange(n) if games is None else games  # caller's game of each working row
     work = state if games is None else state.take(ids)
     running = np.ones(ids.size, dtype=bool)  # not stopped by `until` (a seat left to the caller waits)
@@ -160,7 +158,11 @@ def play(
                 position[rows] = np.arange(rows.size)
             for index, mine in groups:
                 obs = observe(work, games=mine) if seen is None else seen[position[mine]]
-                chosen = np.asarray(agents[index].act(obs, mask[mine])).reshape(-1)
+                returned = agents[index].act(obs, mask[mine])
+                try:  # (a torch tensor is read by value, a ragged list refused by name)
+                    chosen = as_array(returned, "actions").reshape(-1)
+                except EngineArgumentError as error:
+                    raise AgentError(f"agent {agent_name(agents[index])!r} returned {error}", int(index)) from None
                 if chosen.shape != (mine.size,):
                     raise AgentError(f"agent {agent_name(agents[index])!r} returned {chosen.shape[0]} actions "
                                      f"for {mine.size} decisions", int(index))

@@ -57,7 +57,7 @@ from .passing import offset_of
 from .scoring import set_points
 from .state import (
     CURRENT_PLAYER, HAND_NUMBER, HANDS, LEADER, NUM_IN_TRICK, OVER, PASS, PASSED, PHASE, PLAYED, SCORES, TAKEN, TRICK,
-    TRICK_NUMBER, EngineArgumentError, State,
+    TRICK_NUMBER, EngineArgumentError, State, check_games,
 )
 
 OBS_VERSION = 1
@@ -240,7 +240,8 @@ def observe(state: State, seats: np.ndarray | None = None, out: np.ndarray | Non
             games: np.ndarray | None = None) -> np.ndarray:
     """``[N, OBS_DIM]`` float32: game ``i`` seen by ``seats[i]`` (default: the seat to act).
 
-    ``games`` (indices into the batch) observes only those games: row ``i`` is game ``games[i]``,
+    ``games`` (indices into the batch, or a boolean mask ``[N]``; checked as the engine checks its
+    ``games``) observes only those games: row ``i`` is game ``games[i]``,
     and ``seats``, when given, is one seat per row. (The play loop observes only the games whose
     agent it asks, each agent's games together.) ``out``, a float32 array of the result's shape,
     is filled and returned instead of a new array (saves the allocation in loops that encode every
@@ -249,10 +250,9 @@ def observe(state: State, seats: np.ndarray | None = None, out: np.ndarray | Non
     n = state.batch_size
     if games is None:
         games = np.arange(n)
-    else:
-        games = np.ascontiguousarray(np.asarray(games, dtype=np.int64).reshape(-1))
-        if games.size and (games.min() < 0 or games.max() >= n):  # (the kernel does not check bounds)
-            raise IndexError(f"games must be indices 0..{n - 1} of the batch, got {games.min()}..{games.max()}")
+    else:  # checked: the kernel does not check bounds
+        games = check_games(games, n)
+        games = np.flatnonzero(games) if games.dtype.kind == "b" else np.ascontiguousarray(games.reshape(-1))
     m = games.size
     if seats is None:
         seats = np.maximum(state.current_player[games], 0)

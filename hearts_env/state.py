@@ -58,6 +58,8 @@ of its last hand (``taken``, ``played``, ...) are kept, so the end of the game c
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from .compiled import jit
@@ -76,14 +78,47 @@ class EngineArgumentError(ValueError):
 _UNSIGNED = {size: np.dtype(f"u{size}") for size in (1, 2, 4, 8)}
 
 
-def check_games(games, batch_size: int, argument: str = "games") -> np.ndarray:
-    """``games`` as an array that selects games of a batch: a boolean mask ``[batch_size]`` or
-    integer indices in ``0..batch_size-1`` (one index, a list or an array; repeats allowed here).
+def as_array(value, argument: str, error: type[ValueError] = EngineArgumentError) -> np.ndarray:
+    """``value`` as a NumPy array, read by value, or ``error`` naming ``argument``.
 
-    Checked because NumPy would read ``-1`` as the last game and give bare IndexErrors for the
-    rest. At most one whole-array reduction, no Python loop: this runs on every step that selects games.
+    A torch tensor is copied out whatever its device and even if it requires grad (torch is not
+    imported here: a tensor can only exist if its caller did). What NumPy cannot make one
+    rectangular array of (a ragged list such as ``[0, [1]]``, a GPU array of another library) is
+    refused by name instead of as NumPy's or torch's own error. Arrays pass through untouched.
     """
-    games = np.asarray(games)
+    if isinstance(value, np.ndarray):
+        return value
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(value, torch.Tensor):
+        value = value.detach().cpu()
+        if value.is_floating_point() and value.dtype not in (torch.float16, torch.float32, torch.float64):
+            value = value.float()  # bfloat16 and the float8 types have no NumPy dtype
+        return value.resolve_conj().resolve_neg().numpy()
+    try:
+        return np.asarray(value)
+    except (ValueError, TypeError, RuntimeError):  # ragged, or an array NumPy may not convert
+        raise error(
+            f"{argument} must be numbers in a rectangular array (rows of one length), not "
+            f"{type(value).__name__} {_shorten(value)}"
+        ) from None
+
+
+def _shorten(value, width: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+def check_games(games, batch_size: int, argument: str = "games", distinct: bool = False) -> np.ndarray:
+    """``games`` as an array that selects games of a batch: a boolean mask ``[batch_size]``, or
+    integer indices in ``0..batch_size-1`` (one index, a list or an array, a torch tensor; any
+    integer dtype and byte order, read by value) returned as native ``int64``. ``distinct``
+    refuses an index given twice (where a game would act twice, or once with one copy lost).
+
+    The one check for every ``games=`` of the package: NumPy would read ``-1`` as the last game,
+    read a big-endian ``-256`` as game 44 of 300, and give bare IndexErrors for the rest. At most
+    one whole-array reduction, no Python loop (distinct aside): this runs on every step that selects games.
+    """
+    games = as_array(games, argument)
     kind = games.dtype.kind
     if kind == "b":
         if games.shape != (batch_size,):
@@ -93,7 +128,7 @@ def check_games(games, batch_size: int, argument: str = "games") -> np.ndarray:
             )
         return games
     if kind not in "iu":
-        if games.size == 0:
+        if games.size == 0 and games.ndim == 1:
             return np.zeros(0, dtype=np.int64)  # no game (an empty list arrives as float64)
         raise EngineArgumentError(
             f"{argument} must be integer game indices 0..{batch_size - 1} or a boolean mask, "
@@ -101,6 +136,8 @@ def check_games(games, batch_size: int, argument: str = "games") -> np.ndarray:
         )
     if games.ndim > 1:
         raise EngineArgumentError(f"{argument} must be one-dimensional, got shape {games.shape}")
+    if not games.dtype.isnative:  # (the unsigned view below reads bytes, so read the values first)
+        games = games.astype(games.dtype.newbyteorder("="))
     if games.size == 1:  # one game (single-table envs step this way): a Python test beats a reduction
         out_of_range = not 0 <= games.item() < batch_size
     else:  # seen as unsigned, a negative index is huge, so one reduction checks both ends of the range
@@ -112,6 +149,14 @@ def check_games(games, batch_size: int, argument: str = "games") -> np.ndarray:
         raise EngineArgumentError(
             f"{argument}: no game {bad} in a batch of {batch_size}; game indices are 0..{batch_size - 1}"
         )
+    games = games.astype(np.int64, copy=False)  # in range, so no value changes
+    if distinct and games.size > 1:
+        chosen = np.zeros(batch_size, dtype=bool)
+        chosen[games] = True
+        if np.count_nonzero(chosen) != games.size:
+            values, counts = np.unique(games, return_counts=True)
+            raise EngineArgumentError(f"{argument} lists game {values[counts > 1][0]} twice; "
+                                      "each game acts at most once")
     return games
 
 

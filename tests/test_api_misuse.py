@@ -5,6 +5,8 @@ instead of reading memory of another game, quietly dropping a keyword or acting 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import gymnasium
 import numpy as np
 import pytest
@@ -16,6 +18,7 @@ from hearts_env.engine import EngineArgumentError
 from hearts_env.observe import observe
 
 CLASSIC = he.Rules.preset("classic")
+SHIPPED_ONNX = "onnx:" + str(Path(__file__).resolve().parents[1] / "agents/policies/ppo_classic/policy.onnx")
 
 
 # ---- the observation's seats ------------------------------------------------------------------
@@ -173,6 +176,75 @@ def test_agents_refuse_a_mask_row_without_a_legal_card(spec):
         agent.act(observation, mask)
     with pytest.raises(ValueError, match="one row per observation"):
         agent.act(observation[:1], engine.legal_mask(state))
+
+
+@pytest.mark.parametrize("spec", ["random", "easy", "hard", "ppo-classic", SHIPPED_ONNX])
+def test_agents_read_torch_tensors_and_other_byte_orders_by_value(spec):
+    torch = pytest.importorskip("torch")
+    state = he.init(CLASSIC, 3, seed=1)
+    observation, mask = observe(state), engine.legal_mask(state)
+    expected = agents.make(spec, seed=0).act(observation, mask)
+    given = torch.tensor(observation, requires_grad=True), torch.tensor(mask)  # torch's RuntimeError before
+    np.testing.assert_array_equal(agents.make(spec, seed=0).act(*given), expected)
+    swapped = observation.astype(">f4"), mask.astype(">i2")
+    np.testing.assert_array_equal(agents.make(spec, seed=0).act(*swapped), expected)
+
+
+@pytest.mark.parametrize("spec", ["random", "easy", "hard", "ppo-classic", SHIPPED_ONNX])
+def test_agents_refuse_ragged_or_non_numeric_inputs_by_name(spec):
+    state = he.init(CLASSIC, 2, seed=1)
+    observation, mask = observe(state), engine.legal_mask(state)
+    agent = agents.make(spec, seed=0)
+    with pytest.raises(ValueError, match="observation must be numbers in a rectangular array"):
+        agent.act([observation[0].tolist(), [0.0]], mask)
+    with pytest.raises(ValueError, match="action_mask must be numbers in a rectangular array"):
+        agent.act(observation, [mask[0].tolist(), [True]])
+    with pytest.raises(ValueError, match="observation must be numbers .* got dtype <U"):
+        agent.act(observation.astype(str), mask)
+
+
+def test_the_play_loop_reads_an_agents_torch_actions_by_value_and_names_ragged_ones():
+    torch = pytest.importorskip("torch")
+
+    class Returns:
+        name = "returns"
+
+        def __init__(self, convert):
+            self.convert = convert
+
+        def act(self, observation, action_mask):
+            return self.convert(np.argmax(action_mask, axis=1))
+
+    played = [he.init(CLASSIC, 2, seed=1) for _ in range(3)]
+    for state, convert in zip(played, (np.asarray, torch.tensor, lambda a: a.astype(">i2"))):
+        loop.play(state, [Returns(convert)], [0, 0, 0, 0], until="hand")
+    assert played[0].equals(played[1]) and played[0].equals(played[2])
+    state = he.init(CLASSIC, 2, seed=1)
+    before = state.copy()
+    with pytest.raises(loop.AgentError, match="'returns' returned actions must be numbers in a rectangular array"):
+        loop.play(state, [Returns(lambda a: [0, [1]])], [0, 0, 0, 0], until="hand")
+    assert state.equals(before)
+
+
+def test_envs_read_torch_actions_by_value_and_refuse_ragged_ones_by_name():
+    torch = pytest.importorskip("torch")
+    env = he.raw_env()
+    env.reset(seed=1)
+    card = int(np.argmax(env.observe(env.agent_selection)["action_mask"]))
+    with pytest.raises(he.IllegalActionError, match="action must be numbers in a rectangular array"):
+        env.step([0, [1]])
+    env.step(torch.tensor(card))
+    assert env.state.history_length.tolist() == [1]
+    single = gymnasium.make("HeartsLab/Hearts-v1").unwrapped
+    _, info = single.reset(seed=1)
+    with pytest.raises(he.IllegalActionError, match="action must be numbers in a rectangular array"):
+        single.step([[0], 1])
+    single.step(torch.tensor(int(np.argmax(info["action_mask"])), dtype=torch.int32))
+    vec = gymnasium.make_vec("HeartsLab/Hearts-v1", num_envs=2)
+    _, info = vec.reset(seed=1)
+    with pytest.raises(he.IllegalActionError, match="actions must be numbers in a rectangular array"):
+        vec.step([0, [1]])
+    vec.step(torch.tensor(np.argmax(info["action_mask"], axis=1), dtype=torch.float32, requires_grad=True).long())
 
 
 # ---- rules changed from a preset -------------------------------------------------------------

@@ -13,6 +13,7 @@ import hearts_env as he
 from hearts_app.cli import load_rules
 from hearts_env import Rules, RulesError, engine
 from hearts_env.engine import EngineArgumentError
+from hearts_env.observe import observe
 from hearts_env.settings_files import apply_overrides, read_mapping
 
 CLASSIC = Rules.preset("classic")
@@ -74,6 +75,74 @@ def test_state_take_and_assign_check_games(games):
     with pytest.raises(EngineArgumentError, match="games"):
         state.assign(games, engine.init(CLASSIC, 1, seed=4))
     assert state.take([3, 3]).batch_size == 2  # a game may be taken twice (search copies a game)
+
+
+@pytest.mark.parametrize("dtype", [">i8", ">i2", ">u4", "<i4", "=u1"])
+def test_games_in_any_byte_order_are_read_by_value(dtype):
+    state = engine.init(CLASSIC, 4, seed=3)
+    actions, games = lowest_legal(state), np.array([0, 2], dtype=dtype)
+    expected = engine.step(state, actions, games=[0, 2])
+    assert engine.step(state, actions, games=games).equals(expected)
+    inplace = state.copy()
+    engine.step_inplace(inplace, actions, games=games)
+    assert inplace.equals(expected)
+    assert state.take(games).equals(state.take([0, 2]))
+    np.testing.assert_array_equal(observe(state, games=games), observe(state, games=[0, 2]))
+
+
+def test_a_negative_game_in_another_byte_order_is_refused_not_read_as_another_game():
+    # As raw bytes, big-endian -256 reads as game 255 of a batch of 300: in range, then game 44 acted.
+    state = engine.init(CLASSIC, 300, seed=3)
+    before, games = state.copy(), np.array([0, -256], ">i2")
+    for call in (lambda: engine.step_inplace(state, lowest_legal(state), games=games),
+                 lambda: engine.step(state, lowest_legal(state), games=games), lambda: state.take(games),
+                 lambda: engine.first_illegal(state, lowest_legal(state), games),
+                 lambda: observe(state, games=games)):
+        with pytest.raises(EngineArgumentError, match=r"games: no game -256 in a batch of 300; .*0\.\.299"):
+            call()
+    assert state.equals(before)
+
+
+@pytest.mark.parametrize("dtype", [">i8", ">u2", "<i2", ">i4"])
+def test_actions_in_any_byte_order_are_read_by_value(dtype):
+    state = engine.init(CLASSIC, 4, seed=3)
+    actions = lowest_legal(state)
+    assert engine.step(state, actions.astype(dtype)).equals(engine.step(state, actions))
+
+
+@pytest.mark.parametrize("call, expected", [
+    (lambda s: engine.step(s, [2, 9, [], 50]), r"actions must be numbers in a rectangular array"),
+    (lambda s: engine.step_inplace(s, [0, [1], 2, 3]), r"actions must be numbers in a rectangular array"),
+    (lambda s: engine.step(s, lowest_legal(s), games=[0, [1]]), r"games must be numbers in a rectangular array"),
+    (lambda s: engine.step_inplace(s, lowest_legal(s), games=[[0], 1]), r"games must be numbers in a rectangular"),
+    (lambda s: s.take([0, [1]]), r"games must be numbers in a rectangular array"),
+    (lambda s: observe(s, games=[0, [1]]), r"games must be numbers in a rectangular array"),
+    (lambda s: observe(s, games=[0.7]), r"games must be integer game indices"),  # was read as game 0
+])
+def test_ragged_actions_and_games_are_refused_by_name(call, expected):
+    state = engine.init(CLASSIC, 4, seed=3)
+    before = state.copy()
+    with pytest.raises(EngineArgumentError, match=expected):
+        call(state)
+    assert state.equals(before)
+
+
+def test_torch_tensors_are_read_by_value():
+    torch = pytest.importorskip("torch")
+    state = engine.init(CLASSIC, 4, seed=3)
+    actions = lowest_legal(state)
+    expected = engine.step(state, actions, games=[0, 2])
+    assert engine.step(state, torch.tensor(actions), games=torch.tensor([0, 2])).equals(expected)
+    assert engine.step(state, actions, games=torch.tensor([True, False, True, False])).equals(expected)
+    assert state.take(torch.tensor([0, 2], dtype=torch.int16)).equals(state.take([0, 2]))
+    np.testing.assert_array_equal(observe(state, games=torch.tensor([2])), observe(state, games=[2]))
+    # Floats are refused as floats are, even a tensor that requires grad (torch's own error before).
+    before = state.copy()
+    with pytest.raises(he.IllegalActionError, match="actions must be integer card ids"):
+        engine.step_inplace(state, torch.tensor(actions, dtype=torch.float32, requires_grad=True))
+    with pytest.raises(EngineArgumentError, match="games must be integer game indices"):
+        engine.step_inplace(state, actions, games=torch.tensor([0.0, 1.0], requires_grad=True))
+    assert state.equals(before)
 
 
 # ---- init ---------------------------------------------------------------------------------------

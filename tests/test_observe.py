@@ -7,7 +7,7 @@ from hypothesis import assume, given, settings, strategies as st
 import hearts_env as he
 from hearts_env import cards, observe
 from hearts_app.bench import random_actions
-from hearts_env.engine import update_legal
+from hearts_env.engine import EngineArgumentError, update_legal
 from hearts_env.scoring import card_points
 
 PRESETS = ["classic", "two_player"]
@@ -110,7 +110,7 @@ def test_observing_some_games_gives_their_rows(variant):
                                   np.stack([by_seat[seat][g] for g, seat in zip(games, seats)]))
     assert observe.observe(state, games=np.array([], dtype=np.int64)).shape == (0, observe.OBS_DIM)
     for bad in ([24], [-1]):
-        with pytest.raises(IndexError, match="indices 0..23"):
+        with pytest.raises(EngineArgumentError, match=r"games: no game -?\d+ in a batch of 24; .* 0\.\.23"):
             observe.observe(state, games=np.array(bad))
 
 
