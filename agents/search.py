@@ -33,14 +33,12 @@ import sys
 
 import numpy as np
 
-from hearts_env import cards, engine, loop, worlds
-from hearts_env.observe import OBS_DIM, decode
+from hearts_env import engine, loop, seat_view, worlds
+from hearts_env.observe import OBS_DIM
 from hearts_env.rules import Rules
 from hearts_env.state import PLAY, State
 
-from .heuristic.table import Table
-
-HEARTS = cards.HEARTS
+from .base import make
 
 
 #: Games a rollout plays at once. Larger batches spread NumPy's per-call cost over more games, but
@@ -101,8 +99,6 @@ class SearchAgent:
         card without searching where it gives that card at least this probability. ``belief``
         (an ``agents.belief.Belief`` or the path of a belief file) deals the sampled worlds by its
         odds of where each unseen card is; without it they are dealt uniformly."""
-        from . import make
-
         self.rules = Rules.resolve(rules)
         if self.rules.num_players != 4 or self.rules.dead_cards or self.rules.deck_size != 52:
             raise ValueError("the search player plays four-player games with the whole 52-card deck only")
@@ -114,7 +110,7 @@ class SearchAgent:
         if (candidates is not None or confident is not None) and not callable(getattr(self.base, "policy", None)):
             raise ValueError("candidates and confident need a base agent with policy(observation, mask) odds")
         if isinstance(belief, str) or hasattr(belief, "__fspath__"):
-            from .belief import load_belief
+            from .belief import load_belief  # (torch: imported only when a belief file is named)
 
             belief = load_belief(belief, rules=self.rules)
         if belief is not None and not callable(getattr(belief, "holder_odds", None)):
@@ -126,9 +122,6 @@ class SearchAgent:
         self.chunk = chunk
         self.rng = np.random.default_rng(seed)
         self.name = f"search({self.rollout.name}, {determinizations})"
-        offsets = list(self.rules.pass_offsets)
-        # A hand number giving each pass offset (the rebuilt state's pass direction).
-        self.hand_of_offset = {int(o): offsets.index(o) for o in set(offsets)}
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
         with one_torch_thread():
@@ -140,19 +133,18 @@ class SearchAgent:
         searched = action_mask
         if self.candidates is not None or self.confident is not None:
             actions, odds = self.base.policy(observation, action_mask)
-            searched = self._candidates(action_mask, odds, actions)
+            searched = self.searched_cards(action_mask, odds, actions)
         else:
             actions = self.base.act(observation, action_mask)
         actions = np.asarray(actions, dtype=np.int64).copy()
-        pieces = decode(observation)
-        choice = (pieces["phase"][:, 1] > 0) & (searched.sum(axis=1) > 1)
+        choice = (seat_view.read(observation).phase == PLAY) & (searched.sum(axis=1) > 1)
         rows = choice.nonzero()[0]
         for start in range(0, rows.size, self.chunk):
             part = rows[start:start + self.chunk]
             actions[part] = self.search(observation[part], action_mask[part], actions[part], searched[part])
         return actions
 
-    def _candidates(self, mask: np.ndarray, odds: np.ndarray, chosen: np.ndarray) -> np.ndarray:
+    def searched_cards(self, mask: np.ndarray, odds: np.ndarray, chosen: np.ndarray) -> np.ndarray:
         """``[N, 52]`` the legal cards worth searching: the base's ``chosen`` card and the
         ``candidates`` most probable under its ``odds``; only its card where it is ``confident``."""
         odds = np.where(mask, odds, -1.0)
@@ -199,68 +191,8 @@ class SearchAgent:
     # ---- rebuilding states from the observation --------------------------------------------
 
     def determinize(self, observation: np.ndarray, mask: np.ndarray, k: int) -> State:
-        """``K`` engine states per observation, in relative seats, the unseen cards placed at random."""
-        rules = self.rules
-        pieces = decode(observation)
-        seen = Table(observation, mask)  # the card sets the seat knows, as the bots read them
-        n = observation.shape[0] * k
-        rep = lambda a: np.repeat(a, k, axis=0)  # noqa: E731
-        hand, passed, received = rep(seen.hand), rep(seen.passed), rep(seen.received)
-        played = rep(seen.played_by)  # [N, 4] by relative seat
-        voids = rep(seen.voids)  # [N, 4, 4]
-        offset = rep(seen.pass_offset)  # receiving relative seat (0: no pass)
-
-        state = State.empty(rules, n)
-        state.phase[:] = PLAY
-        state.current_player[:] = 0
-        state.hand_number[:] = [self.hand_of_offset.get(int(o), 0) for o in offset]
-        state.final_hand[:] = state.hand_number  # one hand: stop after it
-        state.scores[:] = rep(np.rint(pieces["scores"] * rules.target_score).astype(np.int64))
-        state.played[:] = played
-        state.voids[:] = voids
-        state.trick[:] = rep(seen.trick_card)
-        state.num_in_trick[:] = rep(seen.in_trick)
-        leader = rep(pieces["trick_leader"])
-        state.leader[:] = np.where(leader.any(axis=1), leader.argmax(axis=1), 0)
-        state.trick_number[:] = rep(np.rint(pieces["trick_number"][:, 0] * rules.hand_size).astype(np.int64))
-        state.hearts_broken[:] = rep(seen.hearts_broken)
-        state.legal[:] = rep(seen.legal)
-        # Passes as this seat knows them: its own, and the one it received. (The other seats'
-        # passes are unknown, so in the rollouts those seats do not remember what they passed.)
-        has_pass = offset > 0
-        rows = has_pass.nonzero()[0]
-        state.passed[rows, 0] = passed[rows]
-        state.passed[rows, (4 - offset[rows]) % 4] = received[rows]
-        state.taken[:] = self._taken(rep(seen.points_taken), rep(seen.played & ~seen.trick_bits),
-                                     rep(pieces["jack_taken"] > 0))
-
-        # The unseen cards dealt at random, consistent with what this seat saw of them (and, with a
-        # belief model, in proportion to its odds of where each card is).
-        state.hands[:, 0] = hand
-        odds = None if self.belief is None else rep(self.belief.holder_odds(observation))
-        state.hands[:, 1:] = worlds.seat_view(state, 0).sample(self.rng, belief=odds)
-        state.dealt[:] = state.hands | played
-        return state
-
-    def _taken(self, points: np.ndarray, done: np.ndarray, jack: np.ndarray) -> np.ndarray:
-        """Cards won so far, as far as scoring needs them: the point cards among ``done`` (the cards
-        of finished tricks), by the ``points`` each seat took; J♦ with the seat that took it."""
-        n = points.shape[0]
-        taken = np.zeros((n, 4), dtype=np.uint64)
-        queen_done = (done & cards.BIT[cards.QUEEN_OF_SPADES]) != 0
-        # Q♠ goes to a seat with 13 points or more. Two seats with exactly 13 (Q♠ and all the
-        # hearts) cannot be told apart here; both get Q♠ then, and the points still come out right.
-        has_queen = queen_done[:, None] & (points >= 13)
-        taken |= np.where(has_queen, cards.BIT[cards.QUEEN_OF_SPADES], cards.NO_CARDS)
-        hearts_each = points - 13 * has_queen  # [N, 4]
-        heart_done = cards.to_mask(done)[:, 13 * HEARTS:13 * HEARTS + 13]  # [N, 13]
-        position = np.cumsum(heart_done, axis=1)  # 1-based among the hearts played
-        bound = np.cumsum(hearts_each, axis=1)  # [N, 4]
-        owner = (position[:, :, None] > bound[:, None, :]).sum(axis=2)  # seat of each heart
-        for seat in range(4):
-            mine = heart_done & (owner == seat)
-            full = np.zeros((n, 52), dtype=bool)
-            full[:, 13 * HEARTS:13 * HEARTS + 13] = mine
-            taken[:, seat] |= cards.from_mask(full)
-        taken |= np.where(jack, cards.BIT[cards.JACK_OF_DIAMONDS], cards.NO_CARDS)
-        return taken
+        """``K`` engine states per observation, in relative seats, the unseen cards placed at random
+        (by the belief model's odds, when the search has one): ``worlds.deal_seat_views`` of the
+        seat's view of its observation."""
+        odds = None if self.belief is None else self.belief.holder_odds(observation)
+        return worlds.deal_seat_views(self.rules, seat_view.read(observation, mask), k, self.rng, belief=odds)

@@ -36,9 +36,12 @@ whose cost grows with the constraints); it is the proportional-to-room draw abov
 card's draw is weighted by those odds as well, so the worlds look like the deals the players'
 plays suggest; the constraints hold exactly either way.
 
-:func:`seat_view` builds the whole problem for the seat to act in engine states, from what that
-seat may know (its hand, the plays, its own pass, the voids shown): a :class:`View`, whose
-:meth:`View.sample` deals worlds.
+:func:`hidden_cards` builds the whole problem for the seat to act in engine states, from what that
+seat may know (its hand, the plays, its own pass, the voids shown): a :class:`HiddenCards`, whose
+:meth:`HiddenCards.sample` deals worlds. :func:`deal_seat_views` rebuilds whole engine states from
+a seat's view of its observation (``seat_view.SeatView``), its unseen cards dealt this way: the
+search's sampled deals. Nothing outside ``hearts_env`` writes ``State`` fields; what needs states
+consistent with a seat's knowledge asks here.
 """
 
 from __future__ import annotations
@@ -49,7 +52,9 @@ import functools
 import numpy as np
 
 from . import cards
-from .state import PASS, State
+from .rules import Rules
+from .seat_view import SeatView
+from .state import PASS, PLAY, State
 
 #: The holder id of the dead (set-aside) pile in :attr:`View.holder_seats`.
 DEAD = -1
@@ -239,11 +244,11 @@ def place(hidden: np.ndarray, room: np.ndarray, may_hold: np.ndarray, rng: np.ra
 
 
 @dataclasses.dataclass(frozen=True)
-class View:
+class HiddenCards:
     """What one seat per game knows about where the cards are (``N`` games, ``H`` holders).
 
     Holder ``i < P - 1`` is the seat ``i + 1`` places after the viewer (left first); with dead
-    cards the last holder is the dead pile. Built by :func:`seat_view`; it holds no hidden card.
+    cards the last holder is the dead pile. Built by :func:`hidden_cards`; it holds no hidden card.
     """
 
     seat: np.ndarray  # [N] int64 the viewing seat
@@ -263,8 +268,8 @@ class View:
         return rep(self.known) | place(rep(self.hidden), rep(self.room), rep(self.may_hold), rng, weights)
 
 
-def seat_view(state: State, seat: np.ndarray | int | None = None) -> View:
-    """The :class:`View` of ``seat`` (default: the seat to act) in each game of ``state``.
+def hidden_cards(state: State, seat: np.ndarray | int | None = None) -> HiddenCards:
+    """The :class:`HiddenCards` of ``seat`` (default: the seat to act) in each game of ``state``.
 
     It reads only what that seat may know: its hand, the cards played by each seat, its own pass
     (after the exchange the cards it passed and has not seen played are with the receiver), the
@@ -297,5 +302,90 @@ def seat_view(state: State, seat: np.ndarray | int | None = None) -> View:
     if dead:
         room[:, -1] = rules.dead_cards
         voids = np.concatenate([voids, np.zeros((n, 1, 4), dtype=bool)], axis=1)
-    return View(seat=seat.copy(), holder_seats=holder_seats, own=own, known=known, hidden=hidden, room=room,
+    return HiddenCards(seat=seat.copy(), holder_seats=holder_seats, own=own, known=known, hidden=hidden, room=room,
                 may_hold=may_hold_from_voids(voids))
+
+
+# ---------------------------------------------------------------------------------------------
+# Engine states from a seat's view of its observation
+# ---------------------------------------------------------------------------------------------
+
+
+def deal_seat_views(rules: Rules, view: SeatView, k: int, rng: np.random.Generator,
+                    belief: np.ndarray | None = None) -> State:
+    """``[N * k]`` one-hand engine states, ``k`` per seat of ``view`` (rows ``b*k .. b*k+k-1``):
+    each the game as that seat knows it, in its relative seats (it is seat 0, to play), with the
+    cards it has not seen dealt at random among the other seats (and the dead cards) consistently
+    with what it saw (see :func:`hidden_cards`). ``belief`` ``[N, 52, H]``: the odds of each
+    unseen card's holders (see :func:`place`).
+
+    What the observation does not hold is filled so that the rest of the hand plays and scores as
+    it would: the cards each seat won so far are the point cards among the finished tricks' cards,
+    by the points each took (which of the other cards it won changes nothing), and the other
+    seats' passes are unknown (in the states they remember only what this seat passed to or got
+    from them). Every view must be at a card play (phase PLAY, seat 0 to act).
+    """
+    p = rules.num_players
+    if not (view.phase == PLAY).all() or not (view.to_act == 0).all():
+        raise ValueError("deal_seat_views: every view must be of the seat to play a card")
+    if (view.players != p).any():
+        raise ValueError(f"deal_seat_views: the views are not of {p}-player games as the rules ({rules.name}) say")
+    n = view.n * k
+    rep = lambda a: np.repeat(a, k, axis=0)  # noqa: E731
+    offsets = list(rules.pass_offsets)
+    hand_of_offset = {int(o): offsets.index(o) for o in set(offsets)}  # a hand number giving each pass
+    offset = rep(view.pass_offset)
+
+    state = State.empty(rules, n)
+    state.phase[:] = PLAY
+    state.current_player[:] = 0
+    state.hand_number[:] = [hand_of_offset.get(int(o), 0) for o in offset]
+    state.final_hand[:] = state.hand_number  # one hand: stop after it
+    state.scores[:] = rep(view.score_points(rules.target_score)[:, :p])
+    played = rep(view.played_by[:, :p])
+    state.played[:] = played
+    state.voids[:] = rep(view.voids[:, :p])
+    state.trick[:] = rep(view.trick_card[:, :p])
+    state.num_in_trick[:] = rep(view.in_trick)
+    state.leader[:] = rep(np.maximum(view.leader, 0))
+    state.trick_number[:] = rep(np.rint(view.trick_number * rules.hand_size).astype(np.int64))
+    state.hearts_broken[:] = rep(view.hearts_broken)
+    state.legal[:] = rep(view.legal)
+    # Passes as this seat knows them: its own, and the one it received.
+    rows = (offset > 0).nonzero()[0]
+    state.passed[rows, 0] = rep(view.passed)[rows]
+    state.passed[rows, (p - offset[rows]) % p] = rep(view.received)[rows]
+    state.taken[:] = rep(_cards_taken(view.points_taken[:, :p], view.played & ~view.trick_bits,
+                                      view.jack_taken[:, :p]))
+
+    state.hands[:, 0] = rep(view.hand)
+    holdings = hidden_cards(state, 0).sample(rng, belief=None if belief is None else rep(belief))
+    state.hands[:, 1:] = holdings[:, :p - 1]
+    if rules.dead_cards:
+        state.dead[:] = holdings[:, -1]
+    state.dealt[:] = state.hands | played
+    return state
+
+
+def _cards_taken(points: np.ndarray, done: np.ndarray, jack: np.ndarray) -> np.ndarray:
+    """``[N, P]`` cards won so far, as far as scoring needs them: the point cards among ``done``
+    (the cards of finished tricks), by the ``points`` each seat took; J♦ with the seat that took it."""
+    n, p = points.shape
+    taken = np.zeros((n, p), dtype=np.uint64)
+    queen_done = (done & cards.BIT[cards.QUEEN_OF_SPADES]) != 0
+    # Q♠ goes to a seat with 13 points or more. Two seats with exactly 13 (Q♠ and all the
+    # hearts) cannot be told apart here; both get Q♠ then, and the points still come out right.
+    has_queen = queen_done[:, None] & (points >= 13)
+    taken |= np.where(has_queen, cards.BIT[cards.QUEEN_OF_SPADES], cards.NO_CARDS)
+    hearts_each = points - 13 * has_queen  # [N, P]
+    heart_slice = slice(13 * cards.HEARTS, 13 * cards.HEARTS + 13)
+    heart_done = cards.to_mask(done)[:, heart_slice]  # [N, 13]
+    position = np.cumsum(heart_done, axis=1)  # 1-based among the hearts played
+    bound = np.cumsum(hearts_each, axis=1)  # [N, P]
+    owner = (position[:, :, None] > bound[:, None, :]).sum(axis=2)  # seat of each heart
+    for seat in range(p):
+        full = np.zeros((n, cards.NUM_CARDS), dtype=bool)
+        full[:, heart_slice] = heart_done & (owner == seat)
+        taken[:, seat] |= cards.from_mask(full)
+    taken |= np.where(jack, cards.BIT[cards.JACK_OF_DIAMONDS], cards.NO_CARDS)
+    return taken

@@ -225,7 +225,7 @@ def test_each_choice_is_the_first_rule_of_the_level_that_applies(level):
             if index < len(bot.rules):
                 assert bot.rules[index](game_seat) == chosen[g], (g, bot.rules[index].__name__)
             else:
-                assert chosen[g] == cards.lowest_card(table.legal[g:g + 1])[0]
+                assert chosen[g] == cards.lowest_card(table.view.legal[g:g + 1])[0]
 
 
 def test_whole_games_with_bots_finish():

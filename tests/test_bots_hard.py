@@ -11,7 +11,7 @@ import hearts_env as he
 from agents import make
 from agents.heuristic import hard, normal
 from agents.heuristic.table import Table
-from hearts_env import cards, engine
+from hearts_env import cards, engine, seat_view
 from hearts_env.observe import observe
 from tests.scripted import game, hand, play
 from tests.test_observe import VARIANTS
@@ -181,7 +181,7 @@ def clubs_or_diamonds_lead(seat3_first_card):
 def test_avoids_leading_a_suit_an_opponent_is_void_in():
     assert hard_choice(clubs_or_diamonds_lead("4C")) == ("9C", "lead_by_estimate")  # nobody void: a club
     state = clubs_or_diamonds_lead("2D")  # seat 3, on seat 0's right, showed a void in clubs
-    assert Table(observe(state), he.legal_mask(state)).voids[0, 3, cards.CLUBS]
+    assert seat_view.read(observe(state)).voids[0, 3, cards.CLUBS]
     assert hard_choice(state) == ("TD", "lead_by_estimate")
 
 

@@ -88,16 +88,17 @@ def test_every_engine_file_with_compiled_functions_is_in_the_cache_stamp():
 
 
 def test_cached_kernels_are_stamped_with_their_own_file_and_the_engine_files():
-    from agents.heuristic import table
-    from hearts_env import compiled
+    from agents.heuristic import easy
+    from hearts_env import compiled, seat_view
 
     for kernel, own in ((engine._step, ROOT / "hearts_env" / "engine.py"),
-                        (table._decode, ROOT / "agents" / "heuristic" / "table.py")):
+                        (seat_view._read, ROOT / "hearts_env" / "seat_view.py"),
+                        (easy._decide, ROOT / "agents" / "heuristic" / "easy.py")):
         locator = kernel._cache._impl.locator  # (Numba's own attributes: what this test is about)
         assert isinstance(locator, (compiled.UserProvidedLocator, compiled.InTreeLocator, compiled.UserWideLocator))
         assert locator.get_source_stamp() == compiled.sources_stamp(str(own))
     assert compiled.sources_stamp(str(ROOT / "hearts_env" / "engine.py")) != \
-        compiled.sources_stamp(str(ROOT / "agents" / "heuristic" / "table.py"))
+        compiled.sources_stamp(str(ROOT / "agents" / "heuristic" / "easy.py"))
 
 
 def test_a_bot_kernel_is_stamped_with_the_rules_it_calls_beside_it():

@@ -260,7 +260,7 @@ def test_the_expert_searches_only_the_cards_its_policy_rates_highest(pinned_deci
     assert (expert.determinizations, expert.candidates, expert.confident) == (
         EXPERT_DETERMINIZATIONS, EXPERT_CANDIDATES, EXPERT_CONFIDENT)
     policy_cards, odds = expert.base.policy(obs, mask)
-    searched = expert._candidates(mask, odds, policy_cards)
+    searched = expert.searched_cards(mask, odds, policy_cards)
     rows = np.arange(len(obs))
     legal_odds = np.where(mask, odds, -1.0)
     top = np.zeros_like(mask)

@@ -98,7 +98,7 @@ def test_a_card_known_passed_to_the_left_seat_is_always_there():
         for card in hand[-3:]:
             he.step_inplace(state, [cards.parse_card(card)])
     assert state.phase[0] == he.PLAY
-    view = worlds.seat_view(state, 0)
+    view = worlds.hidden_cards(state, 0)
     assert list(view.holder_seats[0]) == [1, 2, 3]
     assert names(view.known[0, 0]) == {"AS", "KS", "QS"}
     assert not view.hidden[0] & bits("AS KS QS")
@@ -133,7 +133,7 @@ def test_two_players_share_the_hidden_cards_with_the_dead_pile():
 
 def test_a_two_player_game_view_has_the_dead_pile_as_last_holder():
     state = he.init(TWO, 4, seed=3)
-    view = worlds.seat_view(state)
+    view = worlds.hidden_cards(state)
     assert (view.holder_seats[:, -1] == worlds.DEAD).all()
     assert (view.room == [[TWO.hand_size, TWO.dead_cards]]).all()
     assert (cards.count(view.hidden) == TWO.hand_size + TWO.dead_cards).all()
@@ -190,7 +190,7 @@ def test_worlds_of_real_games_fit_what_the_seat_saw(rules, steps, seed):
     if not state.batch_size:
         return
     n, k, _p = state.batch_size, 12, rules.num_players
-    view = worlds.seat_view(state)
+    view = worlds.hidden_cards(state)
     games = np.arange(n)
     seat = state.current_player
     holders = view.holder_seats
