@@ -7,7 +7,15 @@ made for (they must be this code's observation v1), the model's sha256, and the 
 version the model itself records in its metadata. A mismatch raises :class:`PolicyManifestError`
 naming both sides, never a silent misreading of the vector.
 
-onnxruntime is imported only when an ``onnx:`` agent is made.
+The graph is checked before onnxruntime sees it (:func:`check_graph`), because a model comes with
+its manifest from anywhere and onnxruntime has no memory cap: only the operators this project's
+exporter writes (``EXPORTED_OPERATORS``), no functions, subgraphs or external data, the contract's
+inputs and outputs, and every tensor's shape known from ONNX shape inference, made of fixed sizes
+within ``MAX_DIMENSION`` and the batch dimension (at most once), with at most ``MAX_ELEMENTS`` per
+batch row or, for weights and constants, in all. A graph outside this is refused in one line before it
+runs (a ``ConstantOfShape`` of 4 GiB, an output that grows with the square of the batch).
+
+onnx and onnxruntime are imported only when an ``onnx:`` agent is made.
 """
 
 from __future__ import annotations
@@ -28,8 +36,25 @@ MANIFEST_VERSION = 1
 META_PREFIX = "hearts_lab."
 
 
+#: The operators ``hearts export`` writes (torch's dynamo exporter, opset 17, for every PolicyNet:
+#: any hidden sizes, with or without the card scorer). Nothing else runs.
+EXPORTED_OPERATORS = frozenset({
+    "Add", "ArgMax", "Cast", "Clip", "Concat", "Div", "Equal", "Expand", "Gather", "Gemm", "Greater", "MatMul",
+    "Mul", "ReduceSum", "Relu", "Reshape", "Shape", "Slice", "Softmax", "Squeeze", "Sub", "Unsqueeze", "Where",
+})
+#: Bounds on an exported graph: a fixed dimension, the elements of a tensor per batch row (the
+#: largest in a shipped policy has a few thousand) and of a weight or constant (a 4096 x 4096 layer
+#: has 16.8 million), the nodes, and the model file.
+MAX_DIMENSION = 65_536
+MAX_ELEMENTS = 1 << 24
+MAX_ROW_ELEMENTS = 1 << 16
+MAX_NODES = 10_000
+MAX_MODEL_BYTES = 512 << 20
+
+
 class PolicyManifestError(AgentSpecError):
-    """An exported policy whose manifest is missing, malformed or does not match the model or this code."""
+    """An exported policy whose manifest is missing, malformed or does not match the model or this
+    code, or whose graph is not one this project exports (:func:`check_graph`)."""
 
 
 def manifest_path(model_path: str | Path) -> Path:
@@ -104,20 +129,135 @@ def check_manifest(manifest: dict[str, Any], model_path: str | Path, model_meta:
             )
 
 
+def check_graph(path: str | Path) -> None:
+    """Refuse a model that is not an exported policy's kind of graph, before anything runs it.
+
+    See the module docstring; raises :class:`PolicyManifestError` naming the file and the first
+    thing found outside the bounds."""
+    import onnx
+    from onnx import shape_inference
+
+    path = Path(path)
+
+    def refuse(why: str) -> PolicyManifestError:
+        return PolicyManifestError(f"{path}: not a policy this project exports ({why})")
+
+    size = path.stat().st_size
+    if size > MAX_MODEL_BYTES:
+        raise refuse(f"{size} bytes; an exported policy has at most {MAX_MODEL_BYTES}")
+    try:
+        model = onnx.load(str(path), load_external_data=False)
+    except Exception as err:  # protobuf's DecodeError and friends
+        raise PolicyManifestError(f"{path}: not an ONNX model ({_first_line(err)})") from None
+    graph = model.graph
+    if model.functions:
+        raise refuse(f"it defines functions ({model.functions[0].name!r}); exported policies use none")
+    if len(graph.node) > MAX_NODES:
+        raise refuse(f"{len(graph.node)} nodes; at most {MAX_NODES}")
+    for node in graph.node:
+        if node.domain not in ("", "ai.onnx") or node.op_type not in EXPORTED_OPERATORS:
+            name = f"{node.domain}.{node.op_type}" if node.domain else node.op_type
+            raise refuse(f"operator {name}; exported policies use only {', '.join(sorted(EXPORTED_OPERATORS))}")
+        if any(attribute.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+               for attribute in node.attribute):
+            raise refuse(f"node {node.name or node.op_type} holds a subgraph")
+    for tensor in graph.initializer:
+        if tensor.data_location == onnx.TensorProto.EXTERNAL:
+            raise refuse(f"weight {tensor.name!r} is stored in another file")
+        elements = _elements(tensor.dims)
+        if elements > MAX_ELEMENTS:
+            raise refuse(f"weight {tensor.name!r} has {elements} elements; at most {MAX_ELEMENTS}")
+    if graph.sparse_initializer:
+        raise refuse("sparse weights; exported policies store them dense")
+    try:
+        inferred = shape_inference.infer_shapes(model, check_type=True, strict_mode=True, data_prop=True)
+    except Exception as err:  # onnx's InferenceError, ValidationError, ...
+        raise refuse(f"its shapes do not check: {_first_line(err)}") from None
+    graph = inferred.graph
+    batch = _check_signature(graph, refuse)
+    for value in list(graph.value_info) + list(graph.output):
+        _check_shape(value, batch, refuse)
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0][:200] if text else type(err).__name__
+
+
+def _elements(dims) -> int:
+    count = 1
+    for dim in dims:
+        count *= int(dim)
+    return count
+
+
+def _check_signature(graph, refuse) -> str:
+    """The contract's inputs and outputs, by name and type; returns the batch dimension's name."""
+    from onnx import TensorProto
+
+    def named(values):
+        return [(v.name, TensorProto.DataType.Name(v.type.tensor_type.elem_type)) for v in values]
+
+    inputs = [(name, kind) for name, kind in named(graph.input)
+              if name not in {t.name for t in graph.initializer}]
+    want_in = [("observation", "FLOAT"), ("action_mask", "BOOL")]
+    want_out = [("action", "INT64"), ("probabilities", "FLOAT")]
+    if inputs != want_in or named(graph.output) != want_out:
+        raise refuse(f"inputs {inputs} and outputs {named(graph.output)}; "
+                     f"an exported policy has inputs {want_in} and outputs {want_out}")
+    first = graph.input[0].type.tensor_type.shape.dim
+    if not first or not first[0].dim_param:
+        raise refuse("the observation's first dimension is not a named batch dimension")
+    batch = first[0].dim_param
+    widths = {"observation": [OBS_DIM], "action_mask": [52], "action": [], "probabilities": [52]}
+    for value in list(graph.input[:2]) + list(graph.output):
+        shape = value.type.tensor_type.shape
+        dims = [d.dim_param or (d.dim_value if d.HasField("dim_value") else "?") for d in shape.dim]
+        if not value.type.tensor_type.HasField("shape") or dims != [batch] + widths[value.name]:
+            raise refuse(f"{value.name} has shape {dims}; expected {[batch] + widths[value.name]}")
+    return batch
+
+
+def _check_shape(value, batch: str, refuse) -> None:
+    """One tensor: a known shape of fixed sizes within bounds and the batch dimension at most once."""
+    tensor_type = value.type.tensor_type
+    if not value.type.HasField("tensor_type") or not tensor_type.HasField("shape"):
+        raise refuse(f"the shape of {value.name!r} is not known before it runs")
+    fixed, batched = 1, 0
+    for dim in tensor_type.shape.dim:
+        if dim.HasField("dim_value") and 0 <= dim.dim_value <= MAX_DIMENSION:
+            fixed *= dim.dim_value
+        elif dim.dim_param == batch:
+            batched += 1
+        elif dim.HasField("dim_value"):
+            raise refuse(f"{value.name!r} has a dimension of {dim.dim_value}; fixed dimensions are at most "
+                         f"{MAX_DIMENSION}")
+        else:  # a size computed from the inputs' values, or from the batch beyond being it
+            raise refuse(f"{value.name!r} has a dimension that is neither the batch nor a fixed size")
+    if batched > 1:
+        raise refuse(f"{value.name!r} grows with the batch more than once")
+    limit = MAX_ROW_ELEMENTS if batched else MAX_ELEMENTS
+    if fixed > limit:
+        per = " per batch row" if batched else ""
+        raise refuse(f"{value.name!r} has {fixed} elements{per}; at most {limit}")
+
+
 class OnnxPolicyAgent:
     """Plays an exported policy with onnxruntime (batched; the model picks the most probable legal card)."""
 
     def __init__(self, path: str | Path, rules: Rules | None = None, name: str | None = None):
         try:
+            import onnx  # noqa: F401  (check_graph reads the graph with it)
             import onnxruntime
         except ImportError:
-            raise ImportError("onnx: agents need onnxruntime: pip install -e '.[export]'") from None
+            raise ImportError("onnx: agents need onnx and onnxruntime: pip install -e '.[export]'") from None
         path = Path(path)
         if not path.is_file():
             raise FileNotFoundError(f"ONNX model not found: {path}")
         self.path = path
         self.name = name or f"onnx:{path.name}"
         self.manifest = read_manifest(path)
+        check_graph(path)  # before onnxruntime builds anything from it
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = 1  # the arena parallelises over processes
         options.inter_op_num_threads = 1

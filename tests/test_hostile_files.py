@@ -531,3 +531,123 @@ def test_manifest_with_values_of_the_wrong_type_is_refused(tmp_path, changes):
     with pytest.raises(onnx_policy.PolicyManifestError) as err:
         onnx_policy.check_manifest({**manifest, **changes}, model)
     assert_plain_refusal(str(err.value), "garbage.json")
+
+
+# ---- exported policies: graphs that are not what the exporter writes ----------------------------
+
+
+def hand_built_policy(folder: Path, nodes=(), initializers=(), probabilities: str = "soft") -> Path:
+    """An ONNX policy built by hand with the contract's inputs, outputs and metadata and a manifest
+    that matches it: logits = observation @ w, masked by action_mask. ``nodes`` and ``initializers``
+    are added, and ``probabilities`` names the tensor given out as the probabilities (the softmax
+    ``soft`` by default; the tensor ``one`` is a float 1)."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    from agents.base import sha256_file
+    from hearts_env.observe import OBS_DIM
+
+    graph = helper.make_graph(
+        [helper.make_node("Gemm", ["observation", "w"], ["logits"]),
+         helper.make_node("Where", ["action_mask", "logits", "masked"], ["scores"]),
+         helper.make_node("ArgMax", ["scores"], ["action"], axis=1, keepdims=0),
+         helper.make_node("Softmax", ["scores"], ["soft"], axis=1), *nodes,
+         helper.make_node("Mul", [probabilities, "one"], ["probabilities"])],
+        "policy",
+        [helper.make_tensor_value_info("observation", TensorProto.FLOAT, ["batch", OBS_DIM]),
+         helper.make_tensor_value_info("action_mask", TensorProto.BOOL, ["batch", 52])],
+        [helper.make_tensor_value_info("action", TensorProto.INT64, ["batch"]),
+         helper.make_tensor_value_info("probabilities", TensorProto.FLOAT, ["batch", 52])],
+        [numpy_helper.from_array(np.zeros((OBS_DIM, 52), np.float32), "w"),
+         numpy_helper.from_array(np.array(-1e9, np.float32), "masked"),
+         numpy_helper.from_array(np.array(1, np.float32), "one"), *initializers],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=10)
+    helper.set_model_props(model, {"hearts_lab.obs_version": "1", "hearts_lab.obs_dim": str(OBS_DIM)})
+    path = folder / "policy.onnx"
+    path.write_bytes(model.SerializeToString())
+    manifest = json.loads((ROOT / "agents" / "policies" / "ppo_classic" / "policy.json").read_text())
+    manifest["model"]["sha256"] = sha256_file(path)
+    (folder / "policy.json").write_text(json.dumps(manifest))
+    return path
+
+
+def hostile_graph(kind: str):
+    """(nodes, initializers, probabilities) of a graph that must not run, by kind."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    def ints(name, values):
+        return numpy_helper.from_array(np.array(values, np.int64), name)
+
+    def summed_into_soft(tensor):  # the huge tensor feeds the probabilities, so nothing prunes it
+        return [helper.make_node("ReduceSum", [tensor], ["total"], keepdims=0),
+                helper.make_node("Add", ["soft", "total"], ["poisoned"])]
+
+    batch_size = [helper.make_node("Shape", ["observation"], ["shape"]),
+                  helper.make_node("Gather", ["shape", "zero"], ["n"]),
+                  helper.make_node("Unsqueeze", ["n", "axis0"], ["n1"])]
+    if kind == "constant-of-shape-4gib":  # 2**30 float32 zeros: 4 GiB when run
+        return ([helper.make_node("ConstantOfShape", ["size"], ["huge"]), *summed_into_soft("huge")],
+                [ints("size", [2**30])], "poisoned")
+    if kind == "expand-to-a-billion":  # an exported operator, to a fixed size beyond the bound
+        return ([helper.make_node("Expand", ["one", "size"], ["huge"]), *summed_into_soft("huge")],
+                [ints("size", [2**15, 2**15])], "poisoned")
+    if kind == "dimension-beyond-bound":
+        return ([helper.make_node("Expand", ["one", "size"], ["huge"]), *summed_into_soft("huge")],
+                [ints("size", [1, 2**31])], "poisoned")
+    if kind == "batch-squared":  # [batch, batch]: 4 GiB at a batch of 32768
+        return ([*batch_size, helper.make_node("Concat", ["n1", "n1"], ["square"], axis=0),
+                 helper.make_node("Expand", ["one", "square"], ["huge"]), *summed_into_soft("huge")],
+                [ints("zero", 0), ints("axis0", [0])], "poisoned")
+    if kind == "output-grows-with-the-batch":  # probabilities [batch * batch, 52]
+        return ([*batch_size, helper.make_node("Mul", ["n1", "n1"], ["rows"]),
+                 helper.make_node("Concat", ["rows", "width"], ["size"], axis=0),
+                 helper.make_node("Expand", ["one", "size"], ["grown"])],
+                [ints("zero", 0), ints("axis0", [0]), ints("width", [52])], "grown")
+    if kind == "weight-declared-huge":  # 2**36 floats declared, none stored
+        big = TensorProto(name="big", data_type=TensorProto.FLOAT, dims=[2**12] * 3)
+        return [], [big], "soft"
+    if kind == "weight-in-another-file":
+        far = numpy_helper.from_array(np.zeros(4, np.float32), "far")
+        far.ClearField("raw_data")
+        far.data_location = TensorProto.EXTERNAL
+        far.external_data.add(key="location", value="../../../etc/passwd")
+        return [], [far], "soft"
+    raise ValueError(kind)
+
+
+def test_a_hand_built_policy_of_exported_operators_plays(tmp_path):
+    pytest.importorskip("onnxruntime")
+    from agents.onnx_policy import OnnxPolicyAgent
+    from hearts_env import engine, observe
+
+    agent = OnnxPolicyAgent(hand_built_policy(tmp_path))
+    state = engine.init(CLASSIC, 3, seed=1)
+    mask = engine.legal_mask(state)
+    assert mask[np.arange(3), agent.act(observe.observe(state), mask)].all()
+
+
+@pytest.mark.parametrize("kind, says", [
+    ("constant-of-shape-4gib", "operator ConstantOfShape; exported policies use only Add, ArgMax"),
+    ("expand-to-a-billion", "'huge' has 1073741824 elements; at most 16777216"),
+    ("dimension-beyond-bound", "'huge' has a dimension of 2147483648; fixed dimensions are at most 65536"),
+    ("batch-squared", "'huge' grows with the batch more than once"),
+    ("output-grows-with-the-batch", "'grown' has a dimension that is neither the batch nor a fixed size"),
+    ("weight-declared-huge", "weight 'big' has 68719476736 elements"),
+    ("weight-in-another-file", "weight 'far' is stored in another file"),
+])
+def test_a_hostile_graph_with_a_matching_manifest_is_refused_before_it_runs(tmp_path, monkeypatch, kind, says):
+    onnxruntime = pytest.importorskip("onnxruntime")
+    from agents.onnx_policy import OnnxPolicyAgent, PolicyManifestError
+
+    def never(*args, **kwargs):
+        raise AssertionError("onnxruntime was given the hostile model")
+
+    monkeypatch.setattr(onnxruntime, "InferenceSession", never)
+    nodes, initializers, probabilities = hostile_graph(kind)
+    model = hand_built_policy(tmp_path, nodes, initializers, probabilities)
+    with pytest.raises(PolicyManifestError) as err:
+        OnnxPolicyAgent(model)
+    assert_plain_refusal(str(err.value), f"{model}: not a policy this project exports ({says}")
+    with pytest.raises(AgentSpecError) as err:
+        make(f"onnx:{model}")
+    assert_plain_refusal(str(err.value), says)
