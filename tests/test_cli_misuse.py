@@ -88,6 +88,23 @@ def test_train_refuses_bad_settings_before_making_the_run_folder(override, messa
     assert not runs.exists()
 
 
+@pytest.mark.parametrize("where", ["--device", "device="])
+@pytest.mark.parametrize("device", ["cuda", "cuda:9", "gpu", "CPU:x"])
+def test_train_refuses_a_device_this_machine_lacks_in_one_line_naming_those_it_has(device, where, tmp_path, capsys):
+    import torch
+
+    from train.ppo import available_devices
+
+    if device == "cuda" and torch.cuda.is_available():
+        pytest.skip("this machine has a CUDA GPU")
+    runs = tmp_path / "runs"
+    given = ["--device", device] if where == "--device" else [f"device={device}"]
+    line = refused(["train", str(SMOKE), *given, "--runs-dir", str(runs), "--no-progress"], capsys)
+    assert f"device '{device}' is not on this machine" in line
+    assert f"the devices here are auto, {', '.join(available_devices())}" in line
+    assert not runs.exists()
+
+
 def test_train_refuses_league_weights_that_seat_nobody(tmp_path, capsys):
     line = refused(["train", str(SMOKE), "league.current=0", "league.bots={}", "--runs-dir", str(tmp_path / "r")],
                    capsys)

@@ -41,10 +41,31 @@ from .opponents import BOT_BASE, CURRENT, League
 
 
 
+def available_devices() -> list[str]:
+    """The torch devices training can use on this machine: ``cpu``, then ``cuda:N`` for each GPU
+    torch sees (and ``mps`` on a Mac that has it)."""
+    names = ["cpu"]
+    if torch.cuda.is_available():
+        names += [f"cuda:{index}" for index in range(torch.cuda.device_count())]
+    mps = getattr(torch.backends, "mps", None)
+    if mps is not None and mps.is_available():
+        names.append("mps")
+    return names
+
+
 def pick_device(name: str) -> torch.device:
-    if name == "auto":
+    """``auto`` (a GPU when torch sees one, else the CPU), ``cuda`` (the current GPU) or one of
+    :func:`available_devices`; anything else, a GPU this machine lacks included, is a ValueError
+    naming the devices there are (torch would fail at the first tensor moved, with a traceback)."""
+    text = str(name).strip().lower()
+    if text == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(name)
+    there = available_devices()
+    if text in there or (text == "cuda" and torch.cuda.is_available()):
+        return torch.device(text)
+    gpus = "" if torch.cuda.is_available() else " (torch sees no CUDA GPU here)"
+    raise ValueError(f"device {name!r} is not on this machine{gpus}; the devices here are auto, "
+                     f"{', '.join(there)}")
 
 
 def iteration_rng(seed: int, iteration: int) -> np.random.Generator:
