@@ -207,8 +207,8 @@ def _as_compiled(game_seat):
 
 @pytest.mark.parametrize("level", LEVELS)
 def test_each_choice_is_the_first_rule_of_the_level_that_applies(level):
-    # A level's compiled chain and its ``rules`` list (which names its choices) are kept in the same
-    # order: the rule named for each choice gives that card, and every rule before it gives none.
+    # A level's compiled chain is written from its ``rules`` tuple (which names its choices): the
+    # rule named for each choice gives that card, and every rule before it gives none.
     from agents.heuristic.table import Table, seat
 
     bot = make(level)

@@ -1,10 +1,11 @@
 """A heuristic bot is an ordered list of rules; the first rule that applies to a game picks its card.
 
 Each rule is a compiled function ``rule(seat) -> card`` over one game (a ``table.Seat``),
-returning the card it chooses (always one of ``seat.legal``) or -1 where it does not apply. The
-levels are lists of such rules, so each level's code reads as the list in its docstring; each
-level's ``first_rule`` tries them in that order, and its kernel runs ``first_rule`` over every
-game of a batch. The last resort is the lowest legal card.
+returning the card it chooses (always one of ``seat.legal``) or -1 where it does not apply. A
+level is a tuple of such rules (``rules``, its order written once, as in its docstring);
+:func:`rule_chain` compiles the tuple into ``first_rule``, which tries them in that order, and the
+level's kernel runs ``first_rule`` over every game of a batch. The last resort is the lowest
+legal card.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
+
+import numba
 
 from hearts_env.cards import lowest_of
 from hearts_env.compiled import inline
@@ -25,11 +28,30 @@ def lowest_legal(s):
     return lowest_of(s.legal)
 
 
+def rule_chain(rules: Sequence[Callable]) -> Callable:
+    """A compiled ``first_rule(seat) -> (card, index)``: the card of the first of ``rules`` that
+    applies and its index in ``rules``; the lowest legal card and ``len(rules)`` where none does.
+
+    It is the cascade of early returns one would write by hand (``card = rules[0](s); if card >=
+    0: return card, 0; ...``), written from the tuple so that a level states its order once. (A
+    chain of nested functions, one per rule, made Numba emit clashing names once inlined 26 deep.)
+    The cascade is compiled without an on-disk cache, as it has no file of its own; the level's
+    cached kernel holds it inlined."""
+    names = {f"rule_{i}": rule for i, rule in enumerate(rules)}
+    lines = ["def first_rule(s):"]
+    for i, name in enumerate(names):
+        lines += [f"    card = {name}(s)", "    if card >= 0:", f"        return card, {i}"]
+    lines.append(f"    return lowest_legal(s), {len(rules)}")
+    namespace = {**names, "lowest_legal": lowest_legal}
+    exec("\n".join(lines), namespace)  # (the text above, from the rules' own names only)
+    return numba.njit(inline="always")(namespace["first_rule"])
+
+
 class RuleBot:
     """A level of rules: in every game of the batch, the card of the first rule that applies.
 
-    A level sets ``rules`` (the rule functions, in the order its ``first_rule`` tries them: their
-    names explain its choices) and ``kernel``: ``kernel(table.pieces(), choice, chosen_by)`` writes
+    A level sets ``rules`` (the rule functions, in the order its ``first_rule = rule_chain(rules)``
+    tries them: their names explain its choices) and ``kernel``: ``kernel(table.pieces(), choice, chosen_by)`` writes
     each game's card and the index in ``rules`` of the rule that chose it (``len(rules)`` for the
     fallback, the lowest legal card)."""
 

@@ -22,7 +22,7 @@ import numpy as np
 from hearts_env import cards
 from hearts_env.compiled import inline, jit
 
-from .base import RuleBot, lowest_legal
+from .base import RuleBot, rule_chain
 from .table import HEARTS, HIGH_RANK, JD, LOW_RANK, NONE, QS, pick, seat
 
 NO_CARD = -1
@@ -77,29 +77,9 @@ def lead_lowest(s):
     return pick(without(s.legal, keepers(s)), LOW_RANK) if s.leading and not s.passing else NO_CARD
 
 
-@inline
-def first_rule(s):
-    """(card, index in ``EasyBot.rules``) of the first rule that applies; the lowest legal card
-    and ``len(rules)`` where none does."""
-    card = pass_highest(s)
-    if card >= 0:
-        return card, 0
-    card = follow_lowest(s)
-    if card >= 0:
-        return card, 1
-    card = discard_queen(s)
-    if card >= 0:
-        return card, 2
-    card = discard_highest_heart(s)
-    if card >= 0:
-        return card, 3
-    card = discard_highest(s)
-    if card >= 0:
-        return card, 4
-    card = lead_lowest(s)
-    if card >= 0:
-        return card, 5
-    return lowest_legal(s), 6
+#: The rules, in the order ``first_rule`` tries them.
+RULES = (pass_highest, follow_lowest, discard_queen, discard_highest_heart, discard_highest, lead_lowest)
+first_rule = rule_chain(RULES)
 
 
 @jit
@@ -111,5 +91,5 @@ def _decide(pieces, choice, chosen_by):
 
 class EasyBot(RuleBot):
     name = "easy"
-    rules = (pass_highest, follow_lowest, discard_queen, discard_highest_heart, discard_highest, lead_lowest)
+    rules = RULES
     kernel = _decide

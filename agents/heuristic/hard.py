@@ -89,7 +89,7 @@ from hearts_env.cards import highest_of, lowest_of, popcount
 from hearts_env.compiled import inline, jit
 
 from . import easy, normal
-from .base import RuleBot, lowest_legal
+from .base import RuleBot, rule_chain
 from .easy import NO_CARD, keepers, safe_discards, without
 from .normal import QUEEN_FIRST, SPADE_HONOURS, held_back_leads, kept
 from .table import (
@@ -473,59 +473,25 @@ def lead_by_estimate(s):
 
 # ---- the bot --------------------------------------------------------------------------------
 
-@inline
-def first_rule(s):
-    """(card, index in ``HardBot.rules``) of the first rule that applies: hard's own, then
-    ``normal``'s play rules; the lowest legal card and ``len(rules)`` where none does."""
-    card = pass_for_the_moon(s)
-    if card >= 0:
-        return card, 0
-    card = pass_spades_by_direction(s)
-    if card >= 0:
-        return card, 1
-    card = pass_exposed_spades(s)
-    if card >= 0:
-        return card, 2
-    card = pass_by_danger(s)
-    if card >= 0:
-        return card, 3
-    card = shoot_the_moon(s)
-    if card >= 0:
-        return card, 4
-    card = stop_the_moon(s)
-    if card >= 0:
-        return card, 5
-    card = easy.discard_queen(s)
-    if card >= 0:
-        return card, 6
-    card = normal.discard_spade_honours(s)
-    if card >= 0:
-        return card, 7
-    card = discard_by_danger(s)
-    if card >= 0:
-        return card, 8
-    card = shed_on_first_trick(s)
-    if card >= 0:
-        return card, 9
-    card = slip_queen(s)
-    if card >= 0:
-        return card, 10
-    card = unload_spade_honours(s)
-    if card >= 0:
-        return card, 11
-    card = win_the_jack(s)
-    if card >= 0:
-        return card, 12
-    card = follow_must_win(s)
-    if card >= 0:
-        return card, 13
-    card = lead_by_estimate(s)
-    if card >= 0:
-        return card, 14
-    card, index = normal.play_rule(s)
-    if card >= 0:
-        return card, 15 + index
-    return lowest_legal(s), 15 + index
+#: hard's own rules, then ``normal``'s play rules, in the order ``first_rule`` tries them.
+RULES = (
+    pass_for_the_moon,
+    pass_spades_by_direction,
+    pass_exposed_spades,
+    pass_by_danger,
+    shoot_the_moon,
+    stop_the_moon,
+    easy.discard_queen,
+    normal.discard_spade_honours,
+    discard_by_danger,
+    shed_on_first_trick,
+    slip_queen,
+    unload_spade_honours,
+    win_the_jack,
+    follow_must_win,
+    lead_by_estimate,
+) + normal.PLAY_RULES
+first_rule = rule_chain(RULES)
 
 
 @jit
@@ -537,22 +503,5 @@ def _decide(pieces, choice, chosen_by):
 
 class HardBot(RuleBot):
     name = "hard"
-    #: hard's own rules, then ``normal``'s play rules, in the order ``first_rule`` tries them.
-    rules = (
-        pass_for_the_moon,
-        pass_spades_by_direction,
-        pass_exposed_spades,
-        pass_by_danger,
-        shoot_the_moon,
-        stop_the_moon,
-        easy.discard_queen,
-        normal.discard_spade_honours,
-        discard_by_danger,
-        shed_on_first_trick,
-        slip_queen,
-        unload_spade_honours,
-        win_the_jack,
-        follow_must_win,
-        lead_by_estimate,
-    ) + normal.PLAY_RULES
+    rules = RULES
     kernel = _decide

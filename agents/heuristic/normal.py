@@ -30,7 +30,7 @@ from hearts_env.cards import popcount
 from hearts_env.compiled import inline, jit
 
 from . import easy
-from .base import RuleBot, lowest_legal
+from .base import RuleBot, rule_chain
 from .easy import NO_CARD, keepers, safe_discards, without
 from .table import AS, HEARTS, HIGH_RANK, KS, LOW_RANK, NONE, QS, SPADES_BELOW_QUEEN, pick, seat
 
@@ -125,47 +125,7 @@ def lead_low_from_short_suit(s):
     return pick(without(s.legal, held_back_leads(s)), s.scores)
 
 
-@inline
-def play_rule(s):
-    """(card, index in ``PLAY_RULES``) of the first play rule that applies; (-1, their number)
-    where none does."""
-    card = take_clean_trick_last(s)
-    if card >= 0:
-        return card, 0
-    card = slip_queen_under(s)
-    if card >= 0:
-        return card, 1
-    card = play_highest_loser(s)
-    if card >= 0:
-        return card, 2
-    card = win_with_highest(s)
-    if card >= 0:
-        return card, 3
-    card = easy.discard_queen(s)
-    if card >= 0:
-        return card, 4
-    card = discard_spade_honours(s)
-    if card >= 0:
-        return card, 5
-    card = easy.discard_highest_heart(s)
-    if card >= 0:
-        return card, 6
-    card = easy.discard_highest(s)
-    if card >= 0:
-        return card, 7
-    card = bleed_spades(s)
-    if card >= 0:
-        return card, 8
-    card = lead_low_from_short_suit(s)
-    if card >= 0:
-        return card, 9
-    card = easy.lead_lowest(s)
-    if card >= 0:
-        return card, 10
-    return NO_CARD, 11
-
-
-#: The play rules, in the order ``play_rule`` tries them (``hard`` plays them after its own).
+#: The play rules, in order (``hard`` plays them after its own).
 PLAY_RULES = (
     take_clean_trick_last,
     slip_queen_under,
@@ -182,26 +142,9 @@ PLAY_RULES = (
 PASS_RULES = (pass_exposed_spades, pass_high_hearts, pass_to_void, easy.pass_highest)
 
 
-@inline
-def first_rule(s):
-    """(card, index in ``NormalBot.rules``) of the first rule that applies; the lowest legal card
-    and ``len(rules)`` where none does."""
-    card = pass_exposed_spades(s)
-    if card >= 0:
-        return card, 0
-    card = pass_high_hearts(s)
-    if card >= 0:
-        return card, 1
-    card = pass_to_void(s)
-    if card >= 0:
-        return card, 2
-    card = easy.pass_highest(s)
-    if card >= 0:
-        return card, 3
-    card, index = play_rule(s)
-    if card >= 0:
-        return card, 4 + index
-    return lowest_legal(s), 4 + index
+#: The rules, in the order ``first_rule`` tries them.
+RULES = PASS_RULES + PLAY_RULES
+first_rule = rule_chain(RULES)
 
 
 @jit
@@ -213,5 +156,5 @@ def _decide(pieces, choice, chosen_by):
 
 class NormalBot(RuleBot):
     name = "normal"
-    rules = PASS_RULES + PLAY_RULES
+    rules = RULES
     kernel = _decide
