@@ -50,7 +50,7 @@ def run_command(args: argparse.Namespace) -> int:
         raise UsageError(f"hearts export needs {', '.join(missing)}: run scripts/setup.sh export "
                          f"(or pip install -e '.[export]')")
     from agents.checkpoint import CheckpointError
-    from eval.export import ExportError, export_policy
+    from export.model import ExportError, export_policy
 
     if args.golden < 0:
         raise UsageError(f"--golden must be 0 or more, got {args.golden}")

@@ -15,7 +15,7 @@ def exported(tmp_path_factory):
     by the pytest-xdist workers: the export is the slow part)."""
     from filelock import FileLock  # comes with torch
 
-    from eval import golden
+    from export import fixtures
     from hearts_app import cli
 
     shared = tmp_path_factory.getbasetemp()
@@ -26,10 +26,10 @@ def exported(tmp_path_factory):
         if not (out / "done").is_file():
             shutil.rmtree(out, ignore_errors=True)
             out.mkdir()
-            checkpoint = golden.small_policy(out / "policy.pt")
+            checkpoint = fixtures.small_policy(out / "policy.pt")
             assert cli.main(["export", str(checkpoint), "--out", str(out), "--golden", "6"]) == 0
             (out / "cli_golden.json").write_text((out / "golden.json").read_text())
-            golden.write_vectors(out, model_records=60)  # more records, other rules, invalid records
+            fixtures.write_vectors(out, model_records=60)  # more records, other rules, invalid records
             (out / "done").write_text("ok")
     return {"dir": out, "checkpoint": out / "policy.pt", "model": out / "policy.onnx", "manifest": out / "policy.json",
             "cli_golden": json.loads((out / "cli_golden.json").read_text()),

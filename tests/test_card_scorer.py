@@ -141,7 +141,7 @@ def test_a_scorer_is_saved_loaded_and_old_files_have_none(tmp_path):
 
 
 def test_a_network_with_a_scorer_exports_to_onnx_that_plays_the_same(tmp_path):
-    from eval.export import export_policy
+    from export.model import export_policy
 
     torch.manual_seed(2)
     net = widened(PolicyNet(hidden=[16]), [16], card_scorer=4)

@@ -48,9 +48,9 @@ def test_round_robin_and_records_are_the_same_on_ray(ray_cluster, tmp_path):
 
 def test_a_checkpoint_travels_by_content_and_keeps_the_users_spec(ray_cluster, tmp_path):
     pytest.importorskip("torch")
-    from eval import golden
+    from export.fixtures import small_policy
 
-    path = golden.small_policy(tmp_path / "tiny.pt")
+    path = small_policy(tmp_path / "tiny.pt")
     spec = f"ckpt:{path}"
     local = arena.head_to_head(spec, "easy", workers=1, **SMALL)
     on_ray = arena.head_to_head(spec, "easy", backend="ray", **SMALL)
@@ -148,10 +148,10 @@ def _shards(folder):
 
 def test_label_collection_is_the_same_on_ray_and_skips_shards_already_written(ray_cluster, tmp_path, capsys):
     pytest.importorskip("torch")
-    from eval import golden
+    from export.fixtures import small_policy
     from hearts_app import cli
 
-    student = golden.small_policy(tmp_path / "student.pt")
+    student = small_policy(tmp_path / "student.pt")
     common = [str(student), "--hands", "8", "--tables", "4", "--workers", "2", "--teacher", "rollout",
               "--no-pass-labels", "--opponent", "easy"]
     assert cli.main(["distill", "collect", *common, "--out", str(tmp_path / "local")]) == 0

@@ -35,8 +35,9 @@ from agents import make
 from agents.checkpoint import load_net
 from agents.base import sha256_file
 from agents.onnx_policy import OnnxPolicyAgent, PolicyManifestError
-from eval import arena, golden
-from eval.export import _exportable
+from eval import arena
+from export import golden
+from export.model import exportable
 from hearts_app import cli
 from hearts_env import engine, observe, seat_record
 
@@ -53,7 +54,7 @@ INVALID_KINDS = {"a card twice", "13 cards missing", "a card too many", "did not
 def torch_policy(checkpoint, obs, mask):
     net, _ = load_net(checkpoint)
     with torch.no_grad():
-        action, prob = _exportable(net)(torch.as_tensor(obs), torch.as_tensor(mask))
+        action, prob = exportable(net)(torch.as_tensor(obs), torch.as_tensor(mask))
     return action.numpy(), prob.numpy()
 
 
@@ -365,7 +366,7 @@ def test_a_model_exported_for_another_observation_version_is_refused(exported, t
 
 def test_committed_client_fixtures_are_current():
     """clients/js/test/fixtures must be what Python computes now (regenerate with
-    ``python -m eval.golden clients/js/test/fixtures`` after a deliberate change)."""
+    ``python -m export.fixtures clients/js/test/fixtures`` after a deliberate change)."""
     data = json.loads((FIXTURES / "golden.json").read_text())
     manifest = json.loads((FIXTURES / "policy.json").read_text())
     assert data["model_sha256"] == manifest["model"]["sha256"] == sha256_file(FIXTURES / "policy.onnx")

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import hearts_env as he
-from eval import golden
-from eval.export import sample_states
+from export import golden
+from export.situations import sample_states
 from hearts_env import engine, observe, seat_record
 from hearts_env.seat_record import SeatRecordError
 

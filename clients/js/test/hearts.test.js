@@ -1,6 +1,6 @@
 // The reference client against Python's golden vectors (run: ./run_tests.sh, or npm test).
 //
-// HEARTS_GOLDEN_DIR points at a folder written by `python -m eval.golden DIR` (default: the
+// HEARTS_GOLDEN_DIR points at a folder written by `python -m export.fixtures DIR` (default: the
 // committed test/fixtures). HEARTS_JS_REPORT, when set, names a JSON file the parity numbers are
 // written to (tests/test_export.py reads it). The shipped bundles (agents/policies/*/, written by
 // `hearts export`) are checked too when this client sits in the Hearts Lab repository.
@@ -24,7 +24,7 @@ const policies = path.join(here, '..', '..', '..', 'agents', 'policies');
 const bundles = existsSync(policies)
   ? readdirSync(policies).map((name) => path.join(policies, name)).filter((d) => existsSync(path.join(d, 'golden.json')))
   : [];
-// The ways a record can be wrong that every golden.json must show (Python's eval/golden.py names them).
+// The ways a record can be wrong that every golden.json must show (Python's export/golden.py names them).
 const INVALID_KINDS = ['a card twice', '13 cards missing', 'a card too many', 'did not follow suit while holding the suit',
   'hearts led before they were broken', 'unknown key', "not this seat's turn"];
 

@@ -77,7 +77,7 @@ function fail(err) {
   $('result').dataset.status = 'error';
 }
 
-// With ?golden=URL the page also runs every record of a golden.json (python -m eval.golden) and
+// With ?golden=URL the page also runs every record of a golden.json (python -m export.fixtures) and
 // writes the picks into #golden-result: the browser parity check of tests/test_export.py.
 async function runGolden(url) {
   const golden = await fetchJson(url);

@@ -1,48 +1,37 @@
-"""Golden test vectors for game-app clients (the JavaScript reference client checks itself on them).
+"""Golden test vectors: what a game app checks its own encoder and runtime on (``golden.json``).
 
-``python -m eval.golden DIR`` writes, into ``DIR``:
+``write_golden(path, model_path, records, encoder_records, invalid)`` writes
 
-* ``policy.pt``: a small, seeded policy (``PolicyNet(hidden=[32])``, classic rules);
-* ``policy.onnx`` and ``policy.json``: its export (``eval.export.export_policy``);
-* ``golden.json``: classic seat records with their observation, legal mask, and the model's action and
-  probabilities; records of other rule sets with observation and mask only (two-player, J♦ bonus and
-  Q♠ variants, open hearts, quick); and invalid records, each with the error ``hearts_env.seat_record``
-  raises for it (``hearts export`` writes the same encoder and invalid records, from here);
-* ``sample_record.json``: one mid-hand record, the web page's default.
+* ``cases``: seat records of the policy's rules with their observation vectors, legal masks and the
+  model's action and probabilities (the model run through onnxruntime: ``agents.onnx_policy``);
+* ``encoder_cases``: records of other rule sets (two-player, J♦ bonus and Q♠ variants, open hearts,
+  quick, classic) with observation and mask only (:func:`encoder_records`);
+* ``invalid``: records that must be refused, each with the error ``hearts_env.seat_record`` raises for
+  it (:func:`invalid_records`).
 
-``clients/js/test/fixtures`` holds a committed copy (so ``npm test`` runs without Python);
-``tests/test_export.py`` checks it is still what Python computes, and runs the JavaScript tests on
-freshly generated vectors too.
+Observations and masks are computed through ``hearts_env.seat_record``; the records are sampled from
+real games (``export.situations``). ``hearts export`` writes a ``golden.json`` beside each model
+(``export.model``), and ``python -m export.fixtures DIR`` the JavaScript client's committed copy.
 """
 
 from __future__ import annotations
 
 import copy
 import json
-import sys
 from pathlib import Path
+from typing import Any, Sequence
 
-from hearts_env import seat_record
+import numpy as np
+
+from agents.base import sha256_file
+from agents.onnx_policy import OnnxPolicyAgent
+from hearts_env import cards, observe, seat_record
 from hearts_env.rules import Rules
 
-from . import export
+from .situations import sample_records
 
-
-def small_policy(path: str | Path, seed: int = 0, rules: Rules | None = None) -> Path:
-    """Save a small seeded ``PolicyNet(hidden=[32])`` checkpoint (untrained: a stand-in policy)."""
-    import torch
-
-    from agents.checkpoint import save
-    from agents.policy import PolicyNet
-
-    torch.manual_seed(seed)
-    net = PolicyNet(hidden=[32])
-    # Larger output weights than a fresh net's (gain 0.01), so the probabilities are far from uniform.
-    with torch.no_grad():
-        net.policy_head.weight.mul_(100.0)
-    rules = rules or Rules.preset("classic")
-    return save(path, net, {"rules": rules.to_dict(), "iteration": 0, "learner_decisions": 0,
-                            "note": "golden-vector stand-in policy (untrained)"})
+GOLDEN_FILE = "golden.json"
+GOLDEN_FORMAT = "hearts-lab-golden"
 
 
 def variant_rules() -> list[Rules]:
@@ -151,39 +140,47 @@ def encoder_records(rules: Rules, per_variant: int = 12, seed: int = 0) -> list[
 
     variants = [*variant_rules(), Rules.preset("classic")]
     return [record for i, variant in enumerate(variants) if key(variant) != key(rules)
-            for record in export.sample_records(variant, per_variant, seed=seed + 1 + i, games=2)]
+            for record in sample_records(variant, per_variant, seed=seed + 1 + i, games=2)]
 
 
-def make_fixtures(out_dir: str | Path, model_records: int = 40, seed: int = 0) -> dict[str, Path]:
-    """The small policy, its export and the golden vectors, all in ``out_dir``."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    checkpoint = small_policy(out / "policy.pt", seed)
-    written = export.export_policy(checkpoint, out, golden=0, verify_decisions=256)
-    written.update(write_vectors(out, model_records, seed))
-    written["checkpoint"] = checkpoint
-    return written
+def _number(x: np.floating) -> float | int:
+    """A float32 value for JSON: whole numbers as integers (shorter), others as the exact double."""
+    value = float(x)
+    return int(value) if value.is_integer() else value
 
 
-def write_vectors(out_dir: str | Path, model_records: int = 40, seed: int = 0,
-                  records_per_variant: int = 12) -> dict[str, Path]:
-    """``golden.json`` and ``sample_record.json`` for the exported classic policy in ``out_dir``."""
-    out = Path(out_dir)
-    rules = Rules.preset("classic")
-    records = export.sample_records(rules, model_records, seed=seed)
-    golden = export.write_golden(out / export.GOLDEN_FILE, out / export.MODEL_FILE, records,
-                                 encoder_records(rules, records_per_variant, seed), invalid_records())
-    # The web page's sample: a mid-hand decision with a card on the table and the widest choice.
-    candidates = [r for r in records if r["phase"] == "play" and r["trick"]["cards"]]
-    sample = max(candidates, key=lambda r: (int(seat_record.legal_mask(r).sum()), len(r["tricks"])))
-    (out / "sample_record.json").write_text(json.dumps(sample, indent=2) + "\n")
-    return {"golden": golden, "sample": out / "sample_record.json"}
+def golden_case(record: dict, agent: OnnxPolicyAgent | None) -> dict[str, Any]:
+    obs = seat_record.observation(record)
+    mask = seat_record.legal_mask(record)
+    case: dict[str, Any] = {
+        "record": record,
+        "observation": [_number(x) for x in obs],
+        "mask": [int(m) for m in mask],
+    }
+    if agent is not None:
+        action, prob = agent.policy(obs[None], mask[None])
+        case["action"] = int(action[0])
+        case["card"] = cards.card_text(int(action[0]))
+        case["probabilities"] = [float(x) for x in prob[0]]
+    return case
 
 
-if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: python -m eval.golden OUT_DIR   (e.g. clients/js/test/fixtures)")
-    written = make_fixtures(sys.argv[1])
-    written.pop("checkpoint").unlink()  # the committed fixtures need only the export
-    for kind, path in written.items():
-        print(f"{kind}: {path}")
+def write_golden(path: str | Path, model_path: str | Path, records: Sequence[dict],
+                 encoder_records: Sequence[dict] = (), invalid: Sequence[dict] = ()) -> Path:
+    """Write golden test vectors: model cases (record, observation, mask, action, probabilities),
+    encoder-only cases (other rules: record, observation, mask) and invalid records (name, record,
+    message, error: :func:`invalid_records`)."""
+    agent = OnnxPolicyAgent(model_path)
+    data = {
+        "format": GOLDEN_FORMAT,
+        "version": 1,
+        "model": Path(model_path).name,
+        "model_sha256": sha256_file(model_path),
+        "observation_version": observe.OBS_VERSION,
+        "cases": [golden_case(r, agent) for r in records],
+        "encoder_cases": [golden_case(r, None) for r in encoder_records],
+        "invalid": list(invalid),
+    }
+    path = Path(path)
+    path.write_text(json.dumps(data, separators=(",", ":")) + "\n")
+    return path

@@ -18,13 +18,15 @@
   seat records of the policy's rules with their observation vectors, legal masks and the model's
   action and probabilities (``cases``); records of other rule sets with observation and mask
   (``encoder_cases``); records that must be refused, each with the error ``hearts_env.seat_record``
-  raises (``invalid``). All computed here, records through ``hearts_env.seat_record``; which
-  records is ``eval.golden``'s choice.
+  raises (``invalid``). Written by ``export.golden``, which chooses the records.
 
 The exporter is ``torch.onnx.export`` with ``dynamo=True`` (torch 2.13's default, which needs
 ``onnxscript``) and ``external_data=False``; it builds opset 18 and converts down to 17. After
 export the file is checked: graph inputs and outputs, their types, the dynamic batch dimension, no
 external data, and onnxruntime's answers against the torch network's on real game states.
+
+torch, onnx and onnxruntime (the export extra) are imported by the functions that use them, so this
+module (its errors, the manifest's sections) loads without them.
 """
 
 from __future__ import annotations
@@ -40,21 +42,21 @@ import shutil
 import tempfile
 import warnings
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
 from agents.base import sha256_file
-from agents.onnx_policy import MANIFEST_FORMAT, MANIFEST_VERSION, META_PREFIX, OnnxPolicyAgent, layout_entries
-from hearts_env import cards, deal, engine, loop, observe, seat_record
-from hearts_env.state import State
+from agents.onnx_policy import MANIFEST_FORMAT, MANIFEST_VERSION, META_PREFIX, layout_entries
+from hearts_env import cards, engine, observe, seat_record
 from hearts_env.rules import Rules
+
+from .golden import GOLDEN_FILE, encoder_records, invalid_records, write_golden
+from .situations import sample_records, sample_states
 
 OPSET = 17
 MODEL_FILE = "policy.onnx"
 MANIFEST_FILE = "policy.json"
-GOLDEN_FILE = "golden.json"
-GOLDEN_FORMAT = "hearts-lab-golden"
 NO_ACTION = -1  # the action of a row whose action mask has no legal card (its probabilities are all 0)
 
 
@@ -131,8 +133,9 @@ def seat_section() -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------------
 
 
-def _exportable(net):
-    import torch
+def exportable(net):
+    """``net`` as the exported graph computes it: ``(observation, action_mask) -> (action, probabilities)``."""
+    import torch  # the export extra (see the module docstring)
 
     class ExportedPolicy(torch.nn.Module):
         """``(observation, action_mask) -> (action, probabilities)`` around a PolicyNet."""
@@ -155,9 +158,9 @@ def _exportable(net):
 
 def _torch_export(net, path: Path) -> str:
     """Write the ONNX file with torch's exporter; returns a description of the exporter used."""
-    import torch
+    import torch  # the export extra
 
-    module = _exportable(net)
+    module = exportable(net)
     example = (torch.zeros(2, observe.OBS_DIM), torch.ones(2, cards.NUM_CARDS, dtype=torch.bool))
     batch = torch.export.Dim("batch")
     chatter = io.StringIO()
@@ -182,7 +185,7 @@ def _torch_export(net, path: Path) -> str:
 
 def _finish_model(path: Path, rules: Rules, checkpoint_name: str) -> None:
     """Check the exported graph against the contract, add metadata, save as one file."""
-    import onnx
+    import onnx  # the export extra
 
     model = onnx.load(str(path))
     for tensor in model.graph.initializer:
@@ -232,37 +235,9 @@ def _finish_model(path: Path, rules: Rules, checkpoint_name: str) -> None:
         stray.unlink()
 
 
-def sample_states(rules: Rules, games: int, seed: int = 0, agent: str = "easy") -> list:
-    """One-game states at every decision of ``games`` one-hand games (hands cycling through the
-    pass directions, scores set to varied totals), played by ``agent`` in every seat; game by game,
-    in order of play. Each state keeps its hand's order of play (``history``)."""
-    import agents
-
-    rng = np.random.default_rng(seed)
-    seeds = np.concatenate([deal.game_seeds(seed * 1000 + g, 1) for g in range(games)])
-    state = engine.init_from_seeds(rules, seeds, np.arange(games) % len(rules.pass_cycle), single_hand=True)
-    for g in range(games):  # drawn game by game, as the earlier one-game sampling did
-        state.scores[g] = rng.integers(0, rules.target_score, size=rules.num_players)
-    taken: list[tuple[np.ndarray, State]] = []
-    loop.play(state, [agents.make(agent, seed=seed)], np.zeros(rules.num_players, dtype=np.int64),
-              on_decision=lambda step: taken.append((step.games, step.state.take(step.rows))))
-    decisions = [(int(g), k, part.take([i])) for k, (games_of, part) in enumerate(taken)
-                 for i, g in enumerate(games_of)]
-    return [one for _, _, one in sorted(decisions, key=lambda d: d[:2])]
-
-
-def sample_records(rules: Rules, count: int, seed: int = 0, games: int = 4, agent: str = "easy") -> list[dict]:
-    """``count`` seat records spread over every decision of a few games (both phases, all passes)."""
-    records = [seat_record.from_state(state) for state in sample_states(rules, games, seed, agent)]
-    if count >= len(records):
-        return records
-    picks = np.linspace(0, len(records) - 1, count).round().astype(int)
-    return [records[i] for i in picks]
-
-
 def verify(net, model_path: Path, rules: Rules, decisions: int = 512, seed: int = 0) -> dict[str, Any]:
     """onnxruntime against torch on ``decisions`` real game states: actions equal, probabilities close."""
-    import torch
+    import torch  # the export extra
 
     obs, masks = [], []
     for state in sample_states(rules, max(1, decisions // (rules.hand_size + 3) + 1), seed=seed + 99):
@@ -270,8 +245,8 @@ def verify(net, model_path: Path, rules: Rules, decisions: int = 512, seed: int 
         masks.append(engine.legal_mask(state)[0])
     obs, masks = np.stack(obs)[:decisions], np.stack(masks)[:decisions]
     with torch.no_grad():
-        t_action, t_prob = _exportable(net)(torch.from_numpy(obs), torch.from_numpy(masks))
-    import onnxruntime  # a bare session: the manifest that OnnxPolicyAgent checks is written after this
+        t_action, t_prob = exportable(net)(torch.from_numpy(obs), torch.from_numpy(masks))
+    import onnxruntime  # the export extra; a bare session: the manifest that OnnxPolicyAgent checks is written after this
 
     session = onnxruntime.InferenceSession(str(model_path), providers=["CPUExecutionProvider"])
     o_action, o_prob = session.run(["action", "probabilities"], {"observation": obs, "action_mask": masks})
@@ -325,7 +300,7 @@ def export_policy(checkpoint: str | Path, out_dir: str | Path, *, golden: int = 
     The files are made in a staging folder inside ``out_dir`` and moved into place only when all of
     them are made and checked, so a failed export leaves an earlier export there as it was (never a
     model beside another model's manifest)."""
-    from agents.checkpoint import load_net
+    from agents.checkpoint import load_net  # imports torch (the export extra)
 
     checkpoint = Path(checkpoint)
     net, meta = load_net(checkpoint)
@@ -353,7 +328,7 @@ def export_policy(checkpoint: str | Path, out_dir: str | Path, *, golden: int = 
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def _export_files(net, meta: dict, rules: Rules, checkpoint: Path, out: Path, golden: int,
+def _export_files(net, meta: dict, rules: Rules, checkpoint: Path, out: Path, golden_records: int,
                   arena: dict[str, Any] | None, verify_decisions: int) -> dict[str, Path]:
     model_path = out / MODEL_FILE
     exporter = _torch_export(net, model_path)
@@ -406,57 +381,7 @@ def _export_files(net, meta: dict, rules: Rules, checkpoint: Path, out: Path, go
     manifest_path = out / MANIFEST_FILE
     manifest_path.write_text(json.dumps(manifest, indent=2) + "\n")
     written = {"model": model_path, "manifest": manifest_path}
-    if golden:
-        from . import golden as vectors  # eval.golden builds on this module, hence the late import
-
-        written["golden"] = write_golden(out / GOLDEN_FILE, model_path, sample_records(rules, golden),
-                                         vectors.encoder_records(rules), vectors.invalid_records())
+    if golden_records:
+        written["golden"] = write_golden(out / GOLDEN_FILE, model_path, sample_records(rules, golden_records),
+                                         encoder_records(rules), invalid_records())
     return written
-
-
-# ---------------------------------------------------------------------------------------------
-# Golden test vectors
-# ---------------------------------------------------------------------------------------------
-
-
-def _number(x: np.floating) -> float | int:
-    """A float32 value for JSON: whole numbers as integers (shorter), others as the exact double."""
-    value = float(x)
-    return int(value) if value.is_integer() else value
-
-
-def golden_case(record: dict, agent: OnnxPolicyAgent | None) -> dict[str, Any]:
-    obs = seat_record.observation(record)
-    mask = seat_record.legal_mask(record)
-    case: dict[str, Any] = {
-        "record": record,
-        "observation": [_number(x) for x in obs],
-        "mask": [int(m) for m in mask],
-    }
-    if agent is not None:
-        action, prob = agent.policy(obs[None], mask[None])
-        case["action"] = int(action[0])
-        case["card"] = cards.card_text(int(action[0]))
-        case["probabilities"] = [float(x) for x in prob[0]]
-    return case
-
-
-def write_golden(path: str | Path, model_path: str | Path, records: Sequence[dict],
-                 encoder_records: Sequence[dict] = (), invalid: Sequence[dict] = ()) -> Path:
-    """Write golden test vectors: model cases (record, observation, mask, action, probabilities),
-    encoder-only cases (other rules: record, observation, mask) and invalid records (name, record,
-    message, error: ``eval.golden.invalid_records``)."""
-    agent = OnnxPolicyAgent(model_path)
-    data = {
-        "format": GOLDEN_FORMAT,
-        "version": 1,
-        "model": Path(model_path).name,
-        "model_sha256": sha256_file(model_path),
-        "observation_version": observe.OBS_VERSION,
-        "cases": [golden_case(r, agent) for r in records],
-        "encoder_cases": [golden_case(r, None) for r in encoder_records],
-        "invalid": list(invalid),
-    }
-    path = Path(path)
-    path.write_text(json.dumps(data, separators=(",", ":")) + "\n")
-    return path
