@@ -12,8 +12,11 @@ import numpy as np
 import pytest
 
 import agents
+import hearts_env as he
 from agents import AgentSpecError
 from eval import arena
+from hearts_env import seat_view
+from hearts_env.observe import observe
 from hearts_env.rules import Rules
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -259,6 +262,26 @@ def test_the_readme_example_runs(tmp_path):
                           capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     assert spec in done.stdout, done.stdout
+
+
+def test_the_readme_seat_view_example_plays(tmp_path):
+    section = (ROOT / "README.md").read_text(encoding="utf-8").split("### Bring your own agent", 1)[1]
+    code = re.findall(r"```python\n(.*?)```", section.split("\n## ", 1)[0], re.DOTALL)[1]
+    assert "seat_view.read" in code
+    (tmp_path / "ducking.py").write_text(code)
+    duck = agents.make(f"{tmp_path / 'ducking.py'}:DuckUnder")
+    result = arena.head_to_head(duck, "random", deals=8, workers=1, progress=False)
+    assert result.row("DuckUnder")["games"] == 32
+    # It ducks: following, it never beats the trick when a card of its own would not.
+    state = he.init(he.Rules.preset("classic"), 64, seed=3)
+    for _ in range(12 + 2):  # the passes, then two cards of the first trick
+        state = he.step(state, he.legal_mask(state).argmax(axis=1))
+    obs, mask = observe(state), he.legal_mask(state)
+    view = seat_view.read(obs, mask)
+    chosen = duck.act(obs, mask)
+    ducking = ~view.leading & ((view.legal & ~view.beats) != 0)
+    assert ducking.any()
+    assert not (((view.beats >> chosen.astype(np.uint64)) & np.uint64(1)).astype(bool) & ducking).any()
 
 
 def test_play_builds_opponents_for_the_game_s_rules(capsys):
