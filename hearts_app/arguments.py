@@ -1,4 +1,5 @@
-"""Argument types the subcommands share. Each refuses a bad value with one line saying what is
+"""Arguments the subcommands share: ``--rules``/``--rule`` (:func:`add_rules_arguments`,
+:func:`load_rules`) and argument types. Each type refuses a bad value with one line saying what is
 allowed, which argparse prints after the option's name (``argument --workers: must be 1 or more,
 got 0``), before any work starts."""
 
@@ -6,6 +7,10 @@ from __future__ import annotations
 
 import argparse
 import math
+from pathlib import Path
+
+from hearts_env.rules import PRESETS, Rules, RulesError
+from hearts_env.settings_files import apply_overrides, read_mapping
 
 #: Seeds are below 2**63: NumPy and the deal generator take them as 64-bit integers, and a larger
 #: one would be reduced silently while the results still named it.
@@ -17,6 +22,23 @@ def _number(text: str, kind: type) -> int | float:
         return kind(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"must be a {'whole ' if kind is int else ''}number, got {text!r}") from None
+
+
+def add_rules_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--rules", default="classic", help=f"preset ({', '.join(PRESETS)}) or a YAML/JSON file")
+    parser.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE", help="override one option")
+
+
+def load_rules(spec: str, overrides: list[str] | None = None) -> Rules:
+    """Rules from a preset name or a YAML/JSON file, with ``key=value`` overrides."""
+    if spec in PRESETS:
+        data: dict = {"preset": spec}
+    elif Path(spec).is_file():
+        data = read_mapping(spec, RulesError, "rules")
+    else:
+        raise RulesError(f"--rules {spec!r} is neither a preset ({', '.join(PRESETS)}) nor a file")
+    apply_overrides(data, overrides, RulesError, "moon=subtract_from_self", label="--rule")
+    return Rules.from_dict(data)
 
 
 def seed(text: str) -> int:

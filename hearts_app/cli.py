@@ -9,33 +9,18 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import shlex
 import sys
-from pathlib import Path
 
-
+from agents import AgentSpecError, builtin, make
+from eval import arena, report
+from eval.deals import DealSet, DealSetError
 from hearts_env import engine, loop, render
-from hearts_env.rules import PRESETS, Rules, RulesError
-from hearts_env.settings_files import apply_overrides, read_mapping
+from hearts_env.rules import Rules, RulesError
 
 from . import arguments, bench
+from .arguments import add_rules_arguments, load_rules
 from .errors import UsageError, writable_file, writable_folder
-
-
-def load_rules(spec: str, overrides: list[str] | None = None) -> Rules:
-    """Rules from a preset name or a YAML/JSON file, with ``key=value`` overrides."""
-    if spec in PRESETS:
-        data: dict = {"preset": spec}
-    elif Path(spec).is_file():
-        data = read_mapping(spec, RulesError, "rules")
-    else:
-        raise RulesError(f"--rules {spec!r} is neither a preset ({', '.join(PRESETS)}) nor a file")
-    apply_overrides(data, overrides, RulesError, "moon=subtract_from_self", label="--rule")
-    return Rules.from_dict(data)
-
-
-def _add_rules_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--rules", default="classic", help=f"preset ({', '.join(PRESETS)}) or a YAML/JSON file")
-    parser.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE", help="override one option")
 
 
 def _add_bench_arguments(parser: argparse.ArgumentParser, seconds: float) -> None:
@@ -57,8 +42,6 @@ def cmd_bench(args: argparse.Namespace) -> int:
     sizes = args.batch_sizes
     say = None if args.json else (lambda msg: print(f"measuring {msg} ...", file=sys.stderr, flush=True))
     specs = tuple(a for a in args.agents.split(",") if a)
-    from agents import AgentSpecError, make
-
     for spec in specs:  # a typo or a missing file is named now, not after the measurements before it
         try:
             make(spec)  # (without the rules: an agent of other rules is skipped with a word, as the bench does)
@@ -80,8 +63,6 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """Play one random game, showing the table at a few moments, then run the benchmark."""
-    from agents import make
-
     rules = load_rules(args.rules, args.rule)
     state = engine.init(rules, 1, seed=args.seed)
     print(f"A random-play game of '{rules.name}' (seed {args.seed}):\n")
@@ -103,9 +84,6 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def cmd_arena(args: argparse.Namespace) -> int:
     """Play agents on fixed duplicate deals and report mean penalty points per hand."""
-    from eval import arena, report
-    from eval.deals import DealSet, DealSetError
-
     rules = load_rules(args.rules, args.rule)
     # Where the run will write is checked before it plays: a bad --out found afterwards loses the games.
     if args.out:
@@ -139,9 +117,9 @@ def cmd_arena(args: argparse.Namespace) -> int:
             progress=not args.no_progress, half_width=args.half_width, deal_set_path=args.deal_set,
             backend=args.backend, address=args.address, units_dir=args.resume_dir,
         )
-    except (arena.ArenaError, arena.AgentSpecError, DealSetError) as err:
+    except (arena.ArenaError, AgentSpecError, DealSetError) as err:
         raise UsageError(str(err)) from None
-    result.meta["command"] = "hearts " + " ".join(_quote(a) for a in (args.argv or []))
+    result.meta["command"] = "hearts " + " ".join(shlex.quote(a) for a in (args.argv or []))
     if not args.json:
         print(_run_line(result.meta), file=sys.stderr)
     if args.out:
@@ -175,9 +153,6 @@ ARENA_LEADERBOARD_DEAL_TABLES = 2000
 
 def _arena_plan(args: argparse.Namespace, rules: Rules):
     """Which format and line-up the arguments ask for (see ``hearts arena --help``)."""
-    from agents import builtin
-    from eval import arena
-
     agents = list(args.agents)
     fmt = args.format
     kw = {"episode": args.episode, "seating": args.seating}
@@ -197,12 +172,6 @@ def _arena_plan(args: argparse.Namespace, rules: Rules):
     return arena.round_robin_plan(rules, agents, seed=args.seed, **kw)
 
 
-def _quote(arg: str) -> str:
-    import shlex
-
-    return shlex.quote(arg)
-
-
 #: Modules adding subcommands (``train``, ``play``, ...), imported when the parser is built.
 COMMAND_MODULES: list[str] = ["hearts_app.train_cli", "hearts_app.recipe_cli", "hearts_app.distill_cli",
                               "hearts_app.belief_cli",
@@ -218,7 +187,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Measure random-play hands/s at several batch sizes, the environments' steps/s and the "
                     "agents' decisions/s, beside OpenSpiel's hearts when it is installed "
                     "(scripts/setup.sh bench).")
-    _add_rules_arguments(bench_parser)
+    add_rules_arguments(bench_parser)
     _add_bench_arguments(bench_parser, seconds=3.0)
     bench_parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     bench_parser.set_defaults(func=cmd_bench)
@@ -226,13 +195,13 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="a random-play game shown at each hand's end, then the benchmark",
                           description="Play one game with four random agents, printing the table at the start "
                                       "and end and the scores after each hand, then run a short benchmark.")
-    _add_rules_arguments(demo)
+    add_rules_arguments(demo)
     demo.add_argument("--seed", type=arguments.seed, default=0, help="seed of the game's deals and of the random agents")
     demo.add_argument("--no-bench", action="store_true", help="stop after the game")
     _add_bench_arguments(demo, seconds=2.0)
     demo.set_defaults(func=cmd_demo)
 
-    arena = sub.add_parser(
+    arena_parser = sub.add_parser(
         "arena",
         help="benchmark agents on fixed duplicate deals (mean penalty points per hand)",
         description=(
@@ -243,44 +212,44 @@ def build_parser() -> argparse.ArgumentParser:
             "(default random). Several AGENTs: a round-robin (or --vs OPPONENT: each head-to-head)."
         ),
     )
-    arena.add_argument("agents", nargs="*", metavar="AGENT",
+    arena_parser.add_argument("agents", nargs="*", metavar="AGENT",
                        help="agent specs: random, easy, normal, hard, ppo-classic, ppo-two-player, "
                        "expert, expert:N, search and ppo-classic-search (search players, slower), ckpt:PATH, onnx:PATH")
-    arena.add_argument("--vs", metavar="OPPONENT",
+    arena_parser.add_argument("--vs", metavar="OPPONENT",
                        help="opponent in the other seats (head2head, or fills a table)")
-    arena.add_argument("--format", choices=("head2head", "table", "roundrobin"),
+    arena_parser.add_argument("--format", choices=("head2head", "table", "roundrobin"),
                        help="head2head: each AGENT against copies of --vs; table: the AGENTs at one table "
                        "(--vs fills empty seats); roundrobin: every table of the AGENTs (default: from the AGENTs)")
-    _add_rules_arguments(arena)
-    arena.add_argument("--deals", type=arguments.positive_int, help=f"number of deals (default {ARENA_DEFAULT_DEALS}; "
+    add_rules_arguments(arena_parser)
+    arena_parser.add_argument("--deals", type=arguments.positive_int, help=f"number of deals (default {ARENA_DEFAULT_DEALS}; "
                        "the default leaderboard: 2,000 / its tables, 400 at each of 5; with --deal-set: its first N)")
-    arena.add_argument("--seed", type=arguments.seed, default=0, help="seed of the generated deals and of the agents")
-    arena.add_argument("--deal-set", metavar="FILE.npz", help="play a saved deal set (must match the rules)")
-    arena.add_argument("--save-deal-set", metavar="FILE.npz", help="save the deals played, to replay them later")
-    arena.add_argument("--episode", choices=("hand", "game"), default="hand",
+    arena_parser.add_argument("--seed", type=arguments.seed, default=0, help="seed of the generated deals and of the agents")
+    arena_parser.add_argument("--deal-set", metavar="FILE.npz", help="play a saved deal set (must match the rules)")
+    arena_parser.add_argument("--save-deal-set", metavar="FILE.npz", help="save the deals played, to replay them later")
+    arena_parser.add_argument("--episode", choices=("hand", "game"), default="hand",
                        help="one hand per deal, or a whole game to the target score")
-    arena.add_argument("--seating", choices=("rotate", "permute"), default="rotate",
+    arena_parser.add_argument("--seating", choices=("rotate", "permute"), default="rotate",
                        help="rotate the line-up round the table, or use every permutation of seats")
-    arena.add_argument("--workers", type=arguments.positive_int, default=2,
+    arena_parser.add_argument("--workers", type=arguments.positive_int, default=2,
                        help="processes (one per core); results do not depend on it")
-    arena.add_argument("--backend", choices=("local", "ray"), default="local",
+    arena_parser.add_argument("--backend", choices=("local", "ray"), default="local",
                        help="local: --workers processes on this machine; ray: units as tasks on a Ray cluster "
                        "(docs/cluster.md; results are the same)")
-    arena.add_argument("--address", metavar="auto|HOST:PORT",
+    arena_parser.add_argument("--address", metavar="auto|HOST:PORT",
                        help="the Ray cluster for --backend ray (default: RAY_ADDRESS, else a local Ray with "
                        "--workers CPUs)")
-    arena.add_argument("--resume-dir", metavar="DIR",
+    arena_parser.add_argument("--resume-dir", metavar="DIR",
                        help="keep each finished unit in DIR; the same command again loads them instead of "
                        "playing them (resumes an interrupted run)")
-    arena.add_argument("--half-width", type=arguments.positive_float, default=0.1,
+    arena_parser.add_argument("--half-width", type=arguments.positive_float, default=0.1,
                        help="interval half-width (points per hand) to report the deals needed for")
-    arena.add_argument("--out", metavar="DIR",
+    arena_parser.add_argument("--out", metavar="DIR",
                        help="write results.json, leaderboard.csv, pairs.csv, report.md, points.png")
-    arena.add_argument("--json", action="store_true", help="print the results as one JSON object on stdout")
-    arena.add_argument("--records", metavar="FILE",
+    arena_parser.add_argument("--json", action="store_true", help="print the results as one JSON object on stdout")
+    arena_parser.add_argument("--records", metavar="FILE",
                        help="write every game (deal, cards, actions, points) as JSON lines")
-    arena.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
-    arena.set_defaults(func=cmd_arena)
+    arena_parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    arena_parser.set_defaults(func=cmd_arena)
 
     # Commands that live with their own package: each module has ``register(subparsers)``
     # (it must not import heavy dependencies such as torch until its command runs).

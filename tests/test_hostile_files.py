@@ -452,8 +452,8 @@ def test_record_of_the_wrong_shape_is_one_line_not_a_traceback(tmp_path, capsys,
 
 
 def test_resumed_record_whose_specs_are_not_a_list_is_one_line(tmp_path, capsys):
-    from hearts_app.terminal import records
-    from hearts_app.terminal.match import Match
+    from hearts_app.session import records
+    from hearts_app.session.match import Match
 
     path = records.save(tmp_path / "game.jsonl", Match.new(CLASSIC, 3), ["human", "random", "random", "random"])
     header, game = [json.loads(line) for line in path.read_text().splitlines()]

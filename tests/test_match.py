@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import hearts_env as he
-from hearts_app.terminal.match import Exchanged, HandScored, Match
+from hearts_app.session.match import Exchanged, HandScored, Match
 
 CLASSIC = he.Rules.preset("classic")
 

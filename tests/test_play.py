@@ -345,8 +345,8 @@ MARKING_BOT = (
 
 
 def _saved_record(tmp_path: Path, specs: list[str]) -> Path:
-    from hearts_app.terminal import records
-    from hearts_app.terminal.match import Match
+    from hearts_app.session import records
+    from hearts_app.session.match import Match
     from hearts_env import Rules
 
     return records.save(tmp_path / "game.jsonl", Match.new(Rules.preset("classic"), 3), specs)

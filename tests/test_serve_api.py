@@ -15,10 +15,10 @@ pytest.importorskip("httpx")
 
 from fastapi.testclient import TestClient
 
-from eval.golden import invalid_records
+from export.golden import invalid_records
 from hearts_app.serve.app import create_app
-from hearts_app.terminal import records
-from hearts_app.terminal.match import Match
+from hearts_app.session import records
+from hearts_app.session.match import Match
 from hearts_env import cards, seat_record
 from hearts_env.rules import PRESETS, Rules
 
@@ -342,7 +342,7 @@ def test_no_response_shows_a_card_you_may_not_see(client, app, preset, opponents
 
 @pytest.fixture(scope="module")
 def sample_records():
-    from eval.export import sample_records as samples
+    from export.situations import sample_records as samples
 
     return samples(Rules.preset("classic"), 12, seed=0) + samples(Rules.preset("two_player"), 4, seed=0)
 

@@ -2,7 +2,7 @@
 
 A FastAPI application (``app.create_app``) served by uvicorn (``hearts_app.serve_cli``):
 
-* ``games``: web games, each a :class:`hearts_app.terminal.match.Match` (the one engine) with its
+* ``games``: web games, each a :class:`hearts_app.session.match.Match` (the one engine) with its
   opponents' agents (``agents.make``), played on through ``Match.play_agents`` (the shared play
   loop), saved as a play record after every change and resumed from it after a restart;
 * ``view``: what the human (seat 0) may see of a game, as JSON: a whitelist, never another hand;

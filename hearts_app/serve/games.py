@@ -1,6 +1,6 @@
 """Web games: a :class:`Match` per game, its opponents' agents, its lock and its record on disk.
 
-A game is the terminal game's :class:`hearts_app.terminal.match.Match` (the one engine) with a
+A game is the game session's :class:`hearts_app.session.match.Match` (the one engine, as in the terminal) with a
 person at seat 0 and agents (``agents.make``) at the other seats. The agents play through
 ``Match.play_agents`` (the shared play loop) until it is the person's turn or the game is over.
 
@@ -38,8 +38,8 @@ from agents import AgentSpecError, make
 from hearts_env import cards
 from hearts_env.rules import PRESETS, Rules, RulesError
 
-from ..terminal import records
-from ..terminal.match import Event, Match, why_not
+from ..session import records
+from ..session.match import Event, Match, why_not
 from . import view as views
 
 HUMAN = 0

@@ -28,10 +28,11 @@ from typing import Any
 
 import numpy as np
 
+from export.situations import sample_records
 from hearts_env.rules import Rules
 
-from ..terminal import records
-from ..terminal.match import Match
+from ..session import records
+from ..session.match import Match
 
 
 class LoadTestError(RuntimeError):
@@ -205,8 +206,6 @@ def main(argv: list[str] | None = None) -> int:
     if not agents or args.games < 1 or args.requests < 1 or args.concurrency < 1:
         parser.error("--agent, --games, --requests and --concurrency need at least one")
     import httpx
-
-    from eval.export import sample_records
 
     seat_records = sample_records(Rules.preset("classic"), args.requests, seed=0, games=8)
     with tempfile.TemporaryDirectory(prefix="hearts-loadtest-") as tmp:

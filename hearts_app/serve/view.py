@@ -20,7 +20,7 @@ import numpy as np
 
 from hearts_env import cards, scoring
 
-from ..terminal.match import (
+from ..session.match import (
     Event,
     Exchanged,
     GameOver,

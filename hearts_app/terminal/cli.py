@@ -15,8 +15,16 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from agents import AgentSpecError, is_code_spec, make
 from hearts_env.rules import PRESETS, RulesError
 from hearts_env.settings_files import parse_value
+
+from ..arguments import load_rules
+from ..session import records
+from ..session.match import Match
+from . import screen
+from .game import HumanGame
+from .replay import replay
 
 DEFAULT_OPPONENT = "hard"
 
@@ -74,9 +82,6 @@ def register(subparsers) -> None:
 
 
 def cmd_play(args: argparse.Namespace) -> int:
-    from . import records, screen
-    from .game import HumanGame
-
     console = screen.make_console(args.no_color)
     try:
         if args.hands is not None and args.hands < 1:
@@ -119,10 +124,7 @@ def cmd_play(args: argparse.Namespace) -> int:
 
 
 def _new_match(args: argparse.Namespace):
-    from ..cli import load_rules  # the same --rules / --rule handling as every command
-    from .match import Match
-
-    rules = load_rules(args.rules or "classic", args.rule)
+    rules = load_rules(args.rules or "classic", args.rule)  # the --rules / --rule handling of every command
     seed = args.seed if args.seed is not None else secrets.randbelow(2**31)
     if not args.deal:
         return Match.new(rules, seed)
@@ -181,8 +183,6 @@ def _opponent_specs(text: str, num_players: int) -> list[str]:
 def _refuse_code_from_record(path: str, specs: list[str]) -> None:
     """A record comes from anywhere: the specs in it may name agents and model files (``ckpt:``,
     ``onnx:``, only ever read as data), never code to run. The user's own --opponents may."""
-    from agents import is_code_spec
-
     code = next((spec for spec in specs if is_code_spec(spec)), None)
     if code is not None:
         raise PlayError(f"{path}: the record names user code as an opponent ({code!r}), which a record cannot "
@@ -194,9 +194,7 @@ def _agent_seed(seed: int, seat: int, actions_so_far: int) -> int:
 
 
 def _make_agent(spec: str, seed: int, rules):
-    from agents import AgentSpecError, make  # every spec (ckpt:PATH, onnx:PATH too), with one-line errors
-
-    try:
+    try:  # every spec (ckpt:PATH, onnx:PATH too), with one-line errors
         return make(spec, seed=seed, rules=rules)  # rules: a model made for another game is refused
     except AgentSpecError as err:
         raise PlayError(str(err)) from None  # names the spec: unknown, file not found, other rules, ...
@@ -208,15 +206,13 @@ def _make_agent(spec: str, seed: int, rules):
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from . import records, screen
-
     console = screen.make_console(args.no_color)
     try:
         record = records.load(args.file)
         numbers = range(1, len(record.games) + 1) if args.all else [args.game]
         ok = True
         for number in numbers:
-            ok &= records.replay(record, number, console, brief=args.brief)
+            ok &= replay(record, number, console, brief=args.brief)
     except (records.RecordError, RulesError) as err:
         print(f"hearts replay: error: {err}", file=sys.stderr)
         return 2

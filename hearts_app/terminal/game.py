@@ -26,8 +26,9 @@ from rich.text import Text
 
 from hearts_env import cards, engine
 
-from . import records, screen
-from .match import Event, HandStarted, Match, why_not
+from ..session import records
+from ..session.match import Event, HandStarted, Match, why_not
+from . import screen
 
 HUMAN = 0
 EOF_LIMIT = 3

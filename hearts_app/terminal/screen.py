@@ -17,7 +17,7 @@ from rich.text import Text
 
 from hearts_env import cards
 
-from .match import Event, Exchanged, GameOver, HandScored, HandStarted, HeartsBroken, Picked, Played, TrickWon
+from ..session.match import Event, Exchanged, GameOver, HandScored, HandStarted, HeartsBroken, Picked, Played, TrickWon
 
 COMPASS = {4: ("South", "West", "North", "East"), 2: ("South", "North")}
 RED_SUITS = (cards.DIAMONDS, cards.HEARTS)
