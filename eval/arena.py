@@ -20,7 +20,8 @@ number of workers); a *unit* is one table on one chunk, i.e. ``chunk_deals x sea
 stepped as one batch on the engine. At each step the games are grouped by the agent sitting at
 the seat to act, and each agent is called once on its rows. Units run in ``workers`` processes;
 each unit builds its agents from their spec strings with a seed derived from the arena seed, the
-table and the chunk, so the results are identical whatever the number of workers.
+table and the chunk, so the results are identical whatever the number of workers. The plan and the
+unit a worker plays are ``eval.units``'s; the Ray backend (``backend="ray"``) is ``eval.cluster``.
 """
 
 from __future__ import annotations
@@ -31,7 +32,6 @@ import itertools
 import json
 import multiprocessing
 import os
-import socket
 import sys
 import time
 import zipfile
@@ -39,61 +39,28 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 import numpy as np
+from openskill.models import PlackettLuce
+from tqdm import tqdm
 
-from agents import AgentSpecError, make as make_agent  # AgentSpecError re-exported: a spec agents.make refuses
+from agents import AgentSpecError  # re-exported: a spec agents.make refuses
 from agents.base import sha256_file, spec_files
 import hearts_env
-from hearts_env import engine, loop
-from hearts_env.records import scored_hand
 from hearts_env.rules import Rules
 
-from . import stats
+from . import cluster, stats
 from .deals import DealSet, DealSetError
+from .units import (EPISODES, FORMATS, SEATINGS, ArenaError, Entrant, Games, Plan, agent_seed, init_worker,
+                    play_unit, resolve_agent, run_unit, set_job)
 
-FORMATS = ("head2head", "table", "roundrobin")
-EPISODES = ("hand", "game")
-SEATINGS = ("rotate", "permute")
 #: Deals per unit of work. Part of what determines the results (agents are seeded per chunk).
 CHUNK_DEALS = 256
 #: Round-robin pools with more tables than this play a seeded sample of the tables.
 MAX_TABLES = 100
 
 
-class ArenaError(ValueError):
-    """A problem with what the arena was asked to do, in one line for the user."""
-
-
 # ---------------------------------------------------------------------------------------------
-# Agents
+# Plans: which entrants, which tables (Plan, Entrant: eval.units)
 # ---------------------------------------------------------------------------------------------
-
-
-@dataclasses.dataclass(frozen=True)
-class Entrant:
-    """One agent of a line-up: its label in the results and its spec (or agent object)."""
-
-    label: str
-    spec: Any
-
-    @property
-    def spec_text(self) -> str:
-        """The spec string, or ``<name>`` for an agent object or callable (not a spec to type)."""
-        return self.spec if isinstance(self.spec, str) else f"<{self.name}>"
-
-    @property
-    def name(self) -> str:
-        """The default label: the spec string (``my_bots.py:LowestCard`` too), else the object's
-        ``name``, a function's ``__name__`` or the class name, so ``result.row(name)`` finds it."""
-        if isinstance(self.spec, str):
-            return self.spec.strip()
-        return str(getattr(self.spec, "name", None) or getattr(self.spec, "__name__", None)
-                   or type(self.spec).__name__)
-
-
-def resolve_agent(spec: Any, seed: int | None = None, rules: Rules | None = None):
-    """An agent from a spec string (seeded), an agent object or a callable: :func:`agents.make`,
-    which owns every spec and raises :class:`AgentSpecError` in one line."""
-    return make_agent(spec, seed=seed, rules=rules)
 
 
 def make_entrants(agents: Iterable[Any]) -> list[Entrant]:
@@ -115,57 +82,9 @@ def make_entrants(agents: Iterable[Any]) -> list[Entrant]:
     return out
 
 
-def agent_seed(arena_seed: int, table: int, chunk: int, entrant: int) -> int:
-    """The seed of an entrant's agent in one unit: a pure function of where it plays."""
-    words = [arena_seed % (1 << 64) & 0xFFFFFFFF, arena_seed % (1 << 64) >> 32, table, chunk, entrant]
-    return int(np.random.SeedSequence(words).generate_state(2, dtype=np.uint64)[0] >> np.uint64(1))
-
-
 # ---------------------------------------------------------------------------------------------
 # Plans: which tables, which seatings
 # ---------------------------------------------------------------------------------------------
-
-
-@dataclasses.dataclass(frozen=True)
-class Plan:
-    """What to play: the entrants, the tables (entrant index per line-up slot) and how to seat them."""
-
-    rules: Rules
-    format: str
-    entrants: tuple[Entrant, ...]
-    tables: tuple[tuple[int, ...], ...]
-    episode: str = "hand"
-    seating: str = "rotate"
-
-    def __post_init__(self):
-        p = self.rules.num_players
-        if self.episode not in EPISODES:
-            raise ArenaError(f"episode must be one of {', '.join(EPISODES)}, got {self.episode!r}")
-        if self.seating not in SEATINGS:
-            raise ArenaError(f"seating must be one of {', '.join(SEATINGS)}, got {self.seating!r}")
-        if not self.tables:
-            raise ArenaError("nothing to play: no tables")
-        for table in self.tables:
-            if len(table) != p:
-                raise ArenaError(f"a table of the {self.rules.name!r} rules seats {p} agents, got {len(table)}")
-
-    def seat_of_slot(self) -> np.ndarray:
-        """``[S, P]``: the seat of each line-up slot under each seating."""
-        p = self.rules.num_players
-        if self.seating == "rotate":
-            return (np.arange(p)[None, :] + np.arange(p)[:, None]) % p
-        return np.array(list(itertools.permutations(range(p))), dtype=np.int64)
-
-    def entrant_at_seat(self, table: int) -> np.ndarray:
-        """``[S, P]``: the entrant sitting at each seat under each seating of one table."""
-        order = self.seat_of_slot()
-        out = np.empty_like(order)
-        rows = np.arange(order.shape[0])[:, None]
-        out[rows, order] = np.asarray(self.tables[table])[None, :]
-        return out
-
-    def table_labels(self, table: int) -> list[str]:
-        return [self.entrants[e].label for e in self.tables[table]]
 
 
 def head_to_head_plan(rules: Rules, candidates: Sequence[Any], opponent: Any, **kw) -> Plan:
@@ -210,147 +129,6 @@ def round_robin_plan(rules: Rules, pool: Sequence[Any], seed: int = 0, max_table
         keep = np.sort(rng.choice(len(tables), size=max_tables, replace=False))
         tables = [tables[i] for i in keep]
     return Plan(rules, "roundrobin", tuple(entrants), tuple(tuple(t) for t in tables), **kw)
-
-
-# ---------------------------------------------------------------------------------------------
-# Playing one unit: one table on one chunk of deals, every seating, as one batch
-# ---------------------------------------------------------------------------------------------
-
-
-@dataclasses.dataclass
-class Games:
-    """Per-game results (one row per game = deal x table x seating), seat-indexed ``[G, P]``."""
-
-    deal: np.ndarray  # [G] index into the deal set
-    table: np.ndarray  # [G]
-    seating: np.ndarray  # [G]
-    entrant: np.ndarray  # [G, P] entrant at each seat
-    points: np.ndarray  # [G, P] penalty points over the episode (the final score in game mode)
-    hands: np.ndarray  # [G] hands played
-    moons_made: np.ndarray  # [G, P] hands in which this seat shot the moon
-    moons_suffered: np.ndarray  # [G, P] hands in which another seat shot the moon
-    zero_hands: np.ndarray  # [G, P] hands in which this seat scored no penalty points (<= 0)
-    winner: np.ndarray  # [G] winning seat of the game (-1 in hand episodes)
-
-    @classmethod
-    def concatenate(cls, parts: list["Games"]) -> "Games":
-        names = [f.name for f in dataclasses.fields(cls)]
-        return cls(**{name: np.concatenate([getattr(p, name) for p in parts]) for name in names})
-
-    def __len__(self) -> int:
-        return int(self.deal.shape[0])
-
-
-def play_unit(plan: Plan, deals: DealSet, start: int, stop: int, table: int, chunk: int, seed: int,
-              record: bool = False, specs: Sequence[Any] | None = None) -> tuple[Games, list[dict]]:
-    """Play deals ``start:stop`` at one table under every seating; one batch on the engine.
-
-    ``specs`` (one per entrant) builds the agents instead of the entrants' own specs: a cluster
-    worker's copy of a file names it by a local path; labels and records keep the user's specs."""
-    rules = plan.rules
-    p = rules.num_players
-    seat_entrant = plan.entrant_at_seat(table)  # [S, P]
-    s = seat_entrant.shape[0]
-    g = (stop - start) * s
-    deal_index = np.repeat(np.arange(start, stop), s)
-    seating = np.tile(np.arange(s), stop - start)
-    entrant = seat_entrant[seating]  # [G, P]
-    state = engine.init_from_seeds(
-        rules, deals.seeds[deal_index], deals.hand_numbers[deal_index], single_hand=plan.episode == "hand"
-    )
-    playing = sorted(set(plan.tables[table]))
-    build = [e.spec for e in plan.entrants] if specs is None else list(specs)
-    agents = [resolve_agent(build[e], agent_seed(seed, table, chunk, e), plan.rules) for e in playing]
-    agent_at_seat = np.searchsorted(playing, entrant)  # [G, P] index into ``agents``
-
-    points = np.zeros((g, p), dtype=np.int64)
-    hands = np.zeros(g, dtype=np.int64)
-    moons_made = np.zeros((g, p), dtype=np.int64)
-    moons_suffered = np.zeros((g, p), dtype=np.int64)
-    zero_hands = np.zeros((g, p), dtype=np.int64)
-    winner = np.full(g, -1, dtype=np.int64)
-    hand_records: list[list[dict]] = [[] for _ in range(g)] if record else []
-
-    def score(ended: loop.HandsEnded) -> None:
-        game, done = ended.games, ended.state.done
-        hand_points, shooter = ended.state.last_hand_points, ended.state.last_hand_moon
-        points[game] += hand_points
-        hands[game] += 1
-        moons_made[game] += shooter
-        moons_suffered[game] += shooter.any(axis=1, keepdims=True) & ~shooter
-        zero_hands[game] += hand_points <= 0
-        winner[game] = np.where(done, ended.state.winner, winner[game])
-        if record:
-            for row, game_id in enumerate(game.tolist()):
-                hand_records[game_id].append(scored_hand(ended.state, row))
-
-    try:
-        loop.play(state, agents, agent_at_seat, on_hand_end=score)
-    except loop.AgentError as err:
-        raise ArenaError(str(err).replace(repr(loop.agent_name(agents[err.agent])),
-                                          repr(plan.entrants[playing[err.agent]].label), 1)) from None
-
-    games = Games(
-        deal=deal_index, table=np.full(g, table, dtype=np.int64), seating=seating, entrant=entrant,
-        points=points, hands=hands, moons_made=moons_made, moons_suffered=moons_suffered,
-        zero_hands=zero_hands, winner=winner,
-    )
-    records = _game_records(plan, deals, games, hand_records) if record else []
-    return games, records
-
-
-def _game_records(plan: Plan, deals: DealSet, games: Games, hand_records: list[list[dict]]) -> list[dict]:
-    """One JSON-ready record per game: the deal, each hand's cards and actions, the points."""
-    out = []
-    for i in range(len(games)):
-        d = int(games.deal[i])
-        out.append({
-            "type": "game",
-            "deal": d,
-            "deal_seed": str(int(deals.seeds[d])),
-            "hand_number": int(deals.hand_numbers[d]),
-            "table": int(games.table[i]),
-            "seating": int(games.seating[i]),
-            "seats": [plan.entrants[e].label for e in games.entrant[i]],
-            "specs": [plan.entrants[e].spec_text for e in games.entrant[i]],
-            "hands": hand_records[i],
-            "points": games.points[i].tolist(),
-            "winner": None if games.winner[i] < 0 else int(games.winner[i]),
-        })
-    return out
-
-
-# ---------------------------------------------------------------------------------------------
-# Running a plan: units in worker processes, results in a fixed order
-# ---------------------------------------------------------------------------------------------
-
-_JOB: dict | None = None  # the job a worker process runs (inherited by fork, never pickled)
-
-
-def _set_job(job: dict) -> None:
-    global _JOB
-    _JOB = job
-
-
-def _init_worker(job: dict) -> None:
-    """Set up a forked worker process (never the caller's own process)."""
-    _set_job(job)
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        # A forked child must not enter the OpenMP pool the parent may have started (loading a
-        # checkpoint does): that pool's locks are copied held, and the child would wait forever.
-        # One thread per worker is also right: the workers already use every core.
-        torch.set_num_threads(1)
-
-
-def _run_unit(unit: tuple[int, int, int, int]) -> tuple[Games, list[dict], str]:
-    """One unit in this process: its games, game records and who played it (``host:pid``)."""
-    table, chunk, start, stop = unit
-    job = _JOB
-    games, records = play_unit(job["plan"], job["deals"], start, stop, table, chunk, job["seed"], job["record"],
-                               job.get("specs"))
-    return games, records, f"{socket.gethostname()}:{os.getpid()}"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -584,22 +362,20 @@ def _play_units(backend: str, job: dict, units: list, todo: list[int], workers: 
     if not todo:
         return
     if backend == "ray":
-        from . import cluster
-
         yield from cluster.play_units(job, units, todo, workers, address)
         return
     workers = max(1, min(workers, len(todo)))
     if workers == 1:
-        _set_job(job)  # in this process: its torch thread count is the caller's to keep
+        set_job(job)  # in this process: its torch thread count is the caller's to keep
         for i in todo:
-            yield (i, *_run_unit(units[i]))
+            yield (i, *run_unit(units[i]))
         return
     # fork: workers inherit the plan (agent objects and callables included) without pickling
     fork = "fork" in multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if fork else None)
-    pool = context.Pool(workers, initializer=_init_worker, initargs=(job,))
+    pool = context.Pool(workers, initializer=init_worker, initargs=(job,))
     try:
-        for i, result in zip(todo, pool.imap(_run_unit, [units[i] for i in todo])):
+        for i, result in zip(todo, pool.imap(run_unit, [units[i] for i in todo])):
             yield (i, *result)
     finally:
         pool.terminate()
@@ -609,8 +385,6 @@ def _play_units(backend: str, job: dict, units: list, todo: list[int], workers: 
 def _progress_bar(enabled: bool, total: int, unit: str):
     if not enabled:
         return None
-    from tqdm import tqdm
-
     return tqdm(total=total, unit=unit, file=sys.stderr, desc="arena", dynamic_ncols=True)
 
 
@@ -729,8 +503,6 @@ def summarize(plan: Plan, games: Games, n_deals: int, half_width: float = 0.1,
 def _ratings(plan: Plan, games: Games, per_hand: np.ndarray, n_deals: int) -> dict[int, dict]:
     """OpenSkill (Plackett-Luce) ratings: one match per table and deal, ranked by the agents'
     points per hand averaged over the deal's seatings (ties share a rank). Deal-major order."""
-    from openskill.models import PlackettLuce
-
     model = PlackettLuce()
     ratings = {e: model.rating(name=plan.entrants[e].label) for e in range(len(plan.entrants))}
     t_count = len(plan.tables)
@@ -816,4 +588,6 @@ __all__ = [
     "head_to_head_plan", "head_to_heads", "mixed_table", "make_entrants", "resolve_agent", "round_robin",
     "round_robin_plan", "run", "summarize", "table_plan", "training_evaluation", "BACKENDS", "RUN_KEYS",
     "UnitStore", "plan_hash",
+    # from eval.units, where the unit a worker plays is defined
+    "EPISODES", "FORMATS", "SEATINGS", "agent_seed", "play_unit",
 ]

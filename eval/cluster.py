@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
+import socket
 import sys
 import tempfile
 import uuid
@@ -35,7 +36,7 @@ from typing import Any
 
 from agents.base import sha256_file, spec_files
 
-from .arena import ArenaError, _run_unit, _set_job
+from .units import ArenaError, run_unit, set_job
 
 #: Times Ray runs a task again after its worker died.
 MAX_RETRIES = 3
@@ -50,7 +51,7 @@ class ClusterError(ArenaError):
 def import_ray():
     """The ``ray`` module, or a :class:`ClusterError` saying how to install it."""
     try:
-        import ray
+        import ray  # the cluster extra: imported only when the Ray backend runs
     except ImportError:
         raise ClusterError(RAY_MISSING) from None
     return ray
@@ -78,8 +79,6 @@ def connect(address: str | None, workers: int):
 
 
 def _check_reachable(address: str, seconds: float = 10.0) -> None:
-    import socket
-
     host, _, port = address.rpartition(":")
     try:
         with socket.create_connection((host or "127.0.0.1", int(port)), timeout=seconds):
@@ -150,13 +149,11 @@ _DEALS: dict[str, Any] = {}
 
 
 def _worker_id() -> str:
-    import ray
+    import ray  # the cluster extra (this runs on a Ray worker, where it is installed)
 
     try:
         node = ray.get_runtime_context().get_node_id()[:8]
     except Exception:  # noqa: BLE001 (an older or newer Ray: the host name will do)
-        import socket
-
         node = socket.gethostname()
     return f"{node}:{os.getpid()}"
 
@@ -169,12 +166,12 @@ def _unit_task(key: str, unit: tuple, job: dict, deal_blob: bytes, *blobs: bytes
         _DEALS.clear()
         _DEALS[key] = pickle.loads(deal_blob)
     specs = _materialize(key, [e.spec for e in job["plan"].entrants], job["files"], job["blob_shas"], blobs)
-    _set_job({"plan": job["plan"], "deals": _DEALS[key], "seed": job["seed"], "record": job["record"],
-              "specs": specs})
+    set_job({"plan": job["plan"], "deals": _DEALS[key], "seed": job["seed"], "record": job["record"],
+             "specs": specs})
     torch = sys.modules.get("torch")
     if torch is not None:
         torch.set_num_threads(1)
-    games, records, _ = _run_unit(unit)
+    games, records, _ = run_unit(unit)
     return games, records, _worker_id()
 
 
