@@ -30,6 +30,11 @@ A record that describes no reachable situation (cards missing or twice, a histor
 allow, a trick led by the wrong seat, no consistent way to hold the unseen cards, not this seat's
 turn) raises :class:`SeatRecordError` with a message naming the problem.
 
+A record knows more than an observation: every trick whole (so the exact cards each seat won) and,
+through its replay, which cards each other seat may still hold. :func:`view` gives both beside the
+seat's view of its observation (``seat_view``), in the same relative seats: one reading of what a
+seat knows, whether it comes from an observation or from a record.
+
 ``from_state`` goes the other way (engine state + the hand's plays -> record); it is how the
 golden test vectors and the round-trip tests are made.
 """
@@ -43,8 +48,9 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from . import cards, engine, observe, play, worlds
+from . import cards, engine, observe, play, seat_view, worlds
 from .rules import Rules, RulesError
+from .seat_view import SeatView
 from .state import PASS, PLAY, State
 
 RECORD_VERSION = 1
@@ -273,7 +279,41 @@ def to_state(record: Mapping[str, Any] | SeatRecord | str | Path) -> tuple[State
     r = record if isinstance(record, SeatRecord) else parse(record)
     if r.phase == "pass":
         return _pass_state(r), r.seat
-    return _play_state(r), r.seat
+    return _play_state(r)[0], r.seat
+
+
+@dataclasses.dataclass(frozen=True)
+class RecordView:
+    """What a seat record tells its seat: the seat view of its observation, and what the record
+    knows beyond the observation, in the same relative seats (0 = the record's seat)."""
+
+    view: SeatView  # one row: ``seat_view.read`` of the record's observation and legal mask
+    taken: np.ndarray  # [4] uint64 the cards each relative seat won this hand (the record lists every trick)
+    may_hold: np.ndarray  # [52, 4] bool who may hold each card now: row 0 the seat's own hand; the others by
+    #                       the replay's inference (voids, the cards a seat's plays show it did not hold, the
+    #                       cards passed to it); a card played, or dead for sure, is held by nobody
+
+
+def view(record: Mapping[str, Any] | SeatRecord | str | Path) -> RecordView:
+    """The :class:`RecordView` of a record: its seat's view, with the cards taken and who may hold
+    what, as the replay (``to_state``) infers it."""
+    r = record if isinstance(record, SeatRecord) else parse(record)
+    p = r.rules.num_players
+    if r.phase == "pass":
+        state = _pass_state(r)
+        unseen = r.rules.deck_bits & ~_bits(r.hand)
+        may_hold = {s: unseen for s in range(p) if s != r.seat}
+    else:
+        state, may_hold = _play_state(r)
+    seen = seat_view.read(observe.observe(state, np.array([r.seat])), engine.legal_mask(state))
+    relative = [(r.seat + k) % p for k in range(p)]
+    taken = np.zeros(seat_view.SEATS, dtype=np.uint64)
+    taken[:p] = state.taken[0, relative]
+    holders = np.zeros((cards.NUM_CARDS, seat_view.SEATS), dtype=bool)
+    holders[:, 0] = cards.to_mask(np.array([state.hands[0, r.seat]]))[0]
+    for k, s in enumerate(relative[1:], start=1):
+        holders[:, k] = cards.to_mask(np.array([np.uint64(may_hold[s])]))[0]
+    return RecordView(view=seen, taken=taken, may_hold=holders)
 
 
 def observation(record) -> np.ndarray:
@@ -322,7 +362,8 @@ def _pass_state(r: SeatRecord) -> State:
     return state
 
 
-def _play_state(r: SeatRecord) -> State:
+def _play_state(r: SeatRecord) -> tuple[State, dict[int, np.uint64]]:
+    """The state of the record's decision, and the cards each other seat may hold there."""
     rules, p, me = r.rules, r.rules.num_players, r.seat
     receiver = (me + r.pass_offset) % p
     known = {s: set() for s in range(p) if s != me}  # cards each other seat held after the exchange
@@ -364,7 +405,9 @@ def _play_state(r: SeatRecord) -> State:
     for t, seat, card in r.plays():
         _play(state, r, t, seat, card)
     _check_turn(state, r)
-    return state
+    played = np.bitwise_or.reduce(state.played[0])
+    may_hold = {s: (_bits(allowed[s] - dead) | _bits(known[s])) & ~played for s in known}
+    return state, may_hold
 
 
 def _forced_dead(r: SeatRecord, unseen: set[int]) -> set[int]:

@@ -14,7 +14,7 @@ import pytest
 import hearts_env as he
 from export import golden
 from export.situations import sample_states
-from hearts_env import engine, observe, seat_record
+from hearts_env import cards, engine, observe, seat_record, seat_view
 from hearts_env.seat_record import SeatRecordError
 
 
@@ -55,6 +55,43 @@ def test_the_unseen_cards_respect_what_play_revealed():
                     voids_seen += 1
                     assert not rebuilt.hands[0, s] & he.cards.SUIT_BITS[suit]
     assert checked > 20 and voids_seen > 0
+
+
+@pytest.mark.parametrize("rules", VARIANTS, ids=lambda r: r.name)
+def test_a_record_s_view_is_the_seat_view_and_what_the_replay_knows(rules):
+    """seat_record.view: the observation's seat view, the exact cards taken, and who may hold what,
+    which always admits the real deal and never a played card, a shown void or a passed card
+    elsewhere than with its receiver."""
+    p = rules.num_players
+    narrowed = 0
+    for state in sample_states(rules, games=2, seed=3, agent="random"):
+        seat = int(state.current_player[0])
+        known = seat_record.view(seat_record.from_state(state))
+        expected = seat_view.read(observe.observe(state), engine.legal_mask(state))
+        for field in ("hand", "legal", "played_by", "trick_card", "voids", "points_taken", "winning_seat"):
+            assert np.array_equal(getattr(known.view, field), getattr(expected, field)), field
+        relative = [(seat + k) % p for k in range(p)]
+        assert known.taken[:p].tolist() == state.taken[0, relative].tolist()
+        played = np.bitwise_or.reduce(state.played[0])
+        for k, s in enumerate(relative):
+            may = cards.from_mask(known.may_hold[None, :, k])[0]
+            assert state.hands[0, s] & ~may == 0, "the real holding is always possible"
+            assert may & played == 0
+            for suit in range(4):
+                if state.voids[0, s, suit]:
+                    assert may & cards.SUIT_BITS[suit] == 0
+        mine = state.hands[0, seat]
+        others = [cards.from_mask(known.may_hold[None, :, k])[0] for k in range(1, p)]
+        assert all(may & mine == 0 for may in others)
+        offset = int(rules.pass_offsets[state.hand_number[0] % len(rules.pass_cycle)])
+        if state.phase[0] == he.PLAY and offset:
+            sent = state.passed[0, seat] & ~played
+            for k in range(1, p):
+                if k != offset:
+                    assert others[k - 1] & sent == 0, "a passed card is with its receiver"
+        narrowed += state.phase[0] == he.PLAY and any(
+            may != rules.deck_bits & ~mine & ~played for may in others)
+    assert narrowed > 0
 
 
 def test_impossible_records_get_clear_errors(exported):
