@@ -57,8 +57,8 @@ for _spec, (_file, _preset) in SHIPPED_POLICIES.items():
         register(_spec, _shipped(_file), rules=_preset)
         _installed_policies.add(_spec)
 
-__all__ = ["Agent", "AgentSpecError", "FunctionAgent", "SHIPPED_POLICIES", "available", "builtin", "is_code_spec",
-           "is_slow", "make", "register", "register_prefix"]
+__all__ = ["Agent", "AgentSpecError", "FunctionAgent", "SHIPPED_POLICIES", "available", "builtin", "expert_player",
+           "is_code_spec", "is_slow", "make", "register", "register_prefix"]
 
 
 def _search(seed):
@@ -95,15 +95,25 @@ EXPERT_CONFIDENT = 0.97
 EXPERT_BELIEF = POLICY_DIR / "belief_classic.pt"
 
 
-def _expert(seed, determinizations: int = EXPERT_DETERMINIZATIONS):
+def expert_player(policy, rules="classic", seed=None, determinizations: int = EXPERT_DETERMINIZATIONS,
+                  candidates: int = EXPERT_CANDIDATES, confident: float = EXPERT_CONFIDENT):
+    """The expert: a search player over ``policy`` (a policy agent), which passes, plays the
+    searching seat's later cards in the rollouts and picks the cards searched (its ``candidates``
+    likeliest; none where it gives its card ``confident`` or more); hard bots play the other seats,
+    and the ``determinizations`` worlds per decision are dealt by the belief model
+    :data:`EXPERT_BELIEF`. The ``expert`` spec is this over ``ppo-classic``; distillation's expert
+    teacher (``train.distill``) is this over its student, narrowed further."""
     from .search import SearchAgent
 
     if not EXPERT_BELIEF.is_file():
         raise AgentSpecError(f"the expert deals its worlds by the belief model {EXPERT_BELIEF}, which is missing; "
                              "restore it from the repository, or train one with `hearts belief` (docs/training.md)")
-    policy = make("ppo-classic", seed=seed)
-    agent = SearchAgent("classic", rollout="hard", own=policy, base=policy, determinizations=determinizations,
-                        seed=seed, candidates=EXPERT_CANDIDATES, confident=EXPERT_CONFIDENT, belief=EXPERT_BELIEF)
+    return SearchAgent(rules, rollout="hard", own=policy, base=policy, determinizations=determinizations,
+                       seed=seed, candidates=candidates, confident=confident, belief=EXPERT_BELIEF)
+
+
+def _expert(seed, determinizations: int = EXPERT_DETERMINIZATIONS):
+    agent = expert_player(make("ppo-classic", seed=seed), "classic", seed=seed, determinizations=determinizations)
     agent.name = f"expert({determinizations})"
     return agent
 
