@@ -1,36 +1,39 @@
 """Distilling card values into the policy network (rounds of expert iteration).
 
-``collect``: tables of one *student* seat (a policy file, played greedily) and bots in the other
-seats play one hand each, on the batched engine. At each of the student's decisions with a
-choice, a *teacher* values every legal card (the penalty points of the hand after it, the student
-playing its own later cards); the student's own card is then played, so the examples come from
-the states the student reaches itself (DAgger). Decisions the teacher does not value are *kept*
-with the student's own odds, so that a fit does not drift there. Two teachers:
+:func:`collect_shard`: tables of one *student* seat (a policy file, played greedily) and bots in
+the other seats play one hand each, on the batched engine. At each of the student's decisions
+with a choice, a *teacher* values the legal cards (the penalty points of the hand after each, the
+student playing its own later cards); the student's own card is then played, so the examples come
+from the states the student reaches itself (DAgger). Decisions the teacher does not value are
+*kept* with the student's own odds, so that a fit does not drift there. Three teachers, one
+function each:
 
-* ``search``: the search player (``agents.search.SearchAgent``), a mean over sampled deals of the
-  unseen cards, at card plays only (passes keep the student's own odds): tens of labels per second;
-* ``expert``: the ``expert`` player's search over the student, narrowed (the student's three
-  likeliest cards, worlds dealt by the belief model of ``hard``, ``hard`` in the rollouts):
-  values for those cards only (the other legal cards are left unvalued), and the plays the
-  student is sure of (90% or more) kept at its own odds, as the search plays them without
-  searching: a few hundred labels a second, each a mean over worlds sampled from what the seat
-  saw rather than the real deal;
-* ``rollout``: every legal card played (or passed) and the hand played out once on the *real*
-  deal (:func:`rollout_values`), at card plays, passes or both: one noisy but unbiased label per
-  card, over a thousand labelled decisions per second.
+* ``search`` (:func:`label_by_search`): the search player (``agents.search.SearchAgent``), a mean
+  over sampled deals of the unseen cards, at card plays only (passes keep the student's own
+  odds): tens of labels per second;
+* ``expert`` (:func:`label_by_expert`): the expert's search over the student
+  (``agents.expert_player``), narrowed (the student's three likeliest cards, worlds dealt by the
+  belief model of ``hard``, ``hard`` in the rollouts): values for those cards only (the other
+  legal cards are left unvalued), and the plays the student is sure of (90% or more) kept at its
+  own odds, as the search plays them without searching: a few hundred labels a second, each a
+  mean over worlds sampled from what the seat saw rather than the real deal;
+* ``rollout`` (:func:`label_by_rollout`): every legal card played (or passed) and the hand played
+  out once on the *real* deal (:func:`rollout_values`), at card plays, passes or both: one noisy
+  but unbiased label per card, over a thousand labelled decisions per second.
 
 The other seats are one bot per table batch; several (``opponent="hard,easy"``) take turns by
 batch, so one collection mixes the tables a policy will meet. Shards of examples are written as
 ``.npz`` files; several worker processes collect in parallel, each from its own seeds.
 
-``fit`` trains the student on them, by one of three losses: ``imitation`` (cross-entropy to the
-teacher's preferences where they are clear, for the search's averaged values), ``regression``
-(the logits learn minus the points) or ``improvement`` (the student's odds times
-``exp(-points / T)``, learnt without bias from one-deal labels: :func:`improvement_loss`; among
-the valued cards where the teacher values some only); the
-kept decisions keep the student's own odds; plus a value fit. Held-out agreement with
-the teacher's best card and regret (teacher points lost per decision; passes and card plays apart
-where passes are labelled) are reported. The result is a normal policy checkpoint.
+:func:`fit` trains the student on them, by one of three losses, one function each:
+:func:`imitation` (cross-entropy to the teacher's preferences where they are clear, for the
+search's averaged values), :func:`regression` (the logits learn minus the points) or
+:func:`improvement` (the student's odds times ``exp(-points / T)``, learnt without bias from
+one-deal labels: :func:`improvement_loss`; among the valued cards where the teacher values some
+only); the kept decisions keep the student's own odds; plus a value fit (:func:`train_policy`).
+Held-out agreement with the teacher's best card and regret (teacher points lost per decision;
+passes and card plays apart where passes are labelled) are reported. The result is a normal
+policy checkpoint.
 
 Command line: ``hearts distill collect|fit ...`` (``hearts_app/distill_cli.py``).
 """
@@ -40,7 +43,10 @@ from __future__ import annotations
 import json
 import time
 import zipfile
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -54,6 +60,14 @@ from .config import REWARD_SCALE
 
 OTHERS, STUDENT = 0, 1  # the agents at a label-collection table, by index
 
+#: The teachers of :func:`collect_shard`.
+TEACHERS = ("search", "expert", "rollout")
+#: The expert teacher's search: the student's three likeliest cards, none where it gives its card
+#: 90% or more. (The ``expert`` player searches wider; these are the settings the shipped
+#: policy's expert round was collected with, kept so that its recipe reproduces.)
+TEACHER_CANDIDATES = 3
+TEACHER_CONFIDENT = 0.9
+
 
 def collect_shard(student_path: str, out: Path, hands: int, seed: int, tables: int = 256,
                   determinizations: int = 12, opponent: str = "hard", rules: str = "classic",
@@ -63,11 +77,13 @@ def collect_shard(student_path: str, out: Path, hands: int, seed: int, tables: i
     ``out/shard_<seed>_<k>.npz``; returns the number of examples.
 
     ``teacher="search"`` labels card plays with the search player (means over ``determinizations``
-    sampled deals); ``teacher="rollout"`` plays every legal card on the real deal instead (see
-    :func:`rollout_values`), at passes unless ``pass_labels`` is false and at card plays unless
-    ``card_labels`` is false: a pass label is the hand played out after that card is picked, the
-    student picking its remaining cards. Decisions with a choice that the teacher does not value
-    (all passes for the search) are kept with the student's own odds (``kept_*`` arrays).
+    sampled deals: :func:`label_by_search`); ``teacher="expert"`` with the expert's search over the
+    student, narrowed (:func:`label_by_expert`); ``teacher="rollout"`` plays every legal card on the
+    real deal instead (:func:`label_by_rollout`), at passes unless ``pass_labels`` is false and at
+    card plays unless ``card_labels`` is false: a pass label is the hand played out after that card
+    is picked, the student picking its remaining cards. Decisions with a choice that the teacher
+    does not value (all passes for the search) are kept with the student's own odds (``kept_*``
+    arrays).
 
     A shard already in ``out`` (or named in ``skip``) is not collected again: an interrupted
     collection rerun with the same arguments goes on from where it stopped. Each batch's deals,
@@ -77,15 +93,15 @@ def collect_shard(student_path: str, out: Path, hands: int, seed: int, tables: i
     student as recorded in the shards (a cluster worker reads its own copy of the file)."""
     import torch
 
-    from agents import make
+    from agents import expert_player, make
     from agents.checkpoint import load_policy
     from agents.search import SearchAgent
 
     torch.set_num_threads(1)
     rules_value = Rules.resolve(rules)
-    student = load_policy(student_path, rules=rules_value)
     # The student plays its own later cards in the rollouts: the values are those of the student's
     # policy after one better card, so learning them is a policy-improvement step it can follow up.
+    student = load_policy(student_path, rules=rules_value)
     if teacher not in TEACHERS:
         raise ValueError(f"teacher must be one of {', '.join(TEACHERS)}, got {teacher!r}")
     if not (card_labels or (teacher == "rollout" and pass_labels)):
@@ -94,29 +110,27 @@ def collect_shard(student_path: str, out: Path, hands: int, seed: int, tables: i
     # A pass label plays a whole hand out for each of 11 to 13 cards: over half of the rollout
     # teacher's work goes into passes, whose labels are also the noisiest.
     label_passes = teacher == "rollout" and pass_labels
-    label_plays = card_labels
     opponents = opponent_list(opponent)
     bots = {name: make(name, seed=seed, rules=rules_value) for name in opponents}
-    if teacher == "expert":
-        from agents import EXPERT_BELIEF
-
-        expert = SearchAgent(rules_value, rollout="hard", own=student, base=student, determinizations=determinizations,
-                             seed=seed, candidates=TEACHER_CANDIDATES, confident=TEACHER_CONFIDENT, belief=EXPERT_BELIEF)
-        searches = dict.fromkeys(opponents, expert)
-    elif teacher == "search":  # the rollouts are played by the table's own bot
-        searches = {name: SearchAgent(rules_value, rollout=bots[name], own=student, determinizations=determinizations,
-                                      seed=seed) for name in opponents}
+    # Each table's labelling, by its bot: label(step of decisions, shard).
+    if teacher == "search":  # the rollouts are played by the table's own bot
+        label = {name: partial(label_by_search, student=student,
+                               search=SearchAgent(rules_value, rollout=bots[name], own=student,
+                                                  determinizations=determinizations, seed=seed))
+                 for name in opponents}
+    elif teacher == "expert":
+        expert = expert_player(student, rules_value, seed=seed, determinizations=determinizations,
+                               candidates=TEACHER_CANDIDATES, confident=TEACHER_CONFIDENT)
+        label = dict.fromkeys(opponents, partial(label_by_expert, student=student, expert=expert))
+    else:
+        label = dict.fromkeys(opponents, partial(label_by_rollout, student=student, plays=card_labels,
+                                                 passes=label_passes))
     rng = np.random.default_rng([seed, 11])
     out.mkdir(parents=True, exist_ok=True)
     examples = 0
     for batch, start in enumerate(range(0, hands, tables)):
         n = min(tables, hands - start)
-        others = bots[opponents[batch % len(opponents)]]
-        search = searches[opponents[batch % len(opponents)]] if teacher != "rollout" else None
-        meta = {"student": student_name or str(student_path), "opponent": opponents[batch % len(opponents)],
-                "opponent_mix": opponents,
-                "teacher": teacher, "determinizations": determinizations if teacher != "rollout" else 1,
-                "pass_labels": label_passes, "card_labels": label_plays, "rules": rules_value.to_dict(), "seed": seed}
+        name = opponents[batch % len(opponents)]
         began = time.perf_counter()
         state = engine.init_from_seeds(rules_value, deal.game_seeds(seed * 1_000_003 + batch, n),
                                        rng.integers(len(rules_value.pass_cycle), size=n), single_hand=True)
@@ -125,71 +139,125 @@ def collect_shard(student_path: str, out: Path, hands: int, seed: int, tables: i
         if path.name in skip or path.is_file():
             log(f"seed {seed} batch {batch}: {path.name} is already there, skipped")
             continue
-        obs_rows, mask_rows, value_rows, kept_rows, is_pass_rows, branches = [], [], [], [], [], []
-
-        def label(step: loop.Decisions) -> None:
-            mine = step.agent == STUDENT
-            chooses = mine & (step.mask.sum(axis=1) > 1)
-            to_label = np.where(step.state.phase[step.rows] == PLAY, label_plays, label_passes)
-            searched = None
-            if teacher == "expert":  # the cards the expert would search; none where the student is sure
-                searched = np.zeros_like(step.mask)
-                rows = chooses.nonzero()[0]
-                if rows.size:
-                    actions, odds = student.policy(step.observation[rows], step.mask[rows])
-                    searched[rows] = expert._candidates(step.mask[rows], odds, actions)
-                to_label = to_label & (searched.sum(axis=1) > 1)
-            kept = (chooses & ~to_label).nonzero()[0]
-            if kept.size:  # kept as they are: the student's own odds
-                obs, mask = step.observation[kept], step.mask[kept]
-                kept_rows.append((obs.astype(np.float16), np.packbits(mask, axis=1),
-                                  policy_probs(student.net, obs, mask)))
-            ask = (chooses & to_label).nonzero()[0]
-            if not ask.size:
-                return
-            obs, mask = step.observation[ask], step.mask[ask]
-            candidates = None if searched is None else searched[ask]
-            if teacher == "rollout":  # valued at the end of the batch, all together
-                branches.append(branch(step.state, step.rows[ask], step.games[ask], mask))
-                obs_rows.append(obs.astype(np.float16))
-                mask_rows.append(np.packbits(mask, axis=1))
-                is_pass_rows.append(step.state.phase[step.rows[ask]] != PLAY)
-            else:
-                for part in np.array_split(np.arange(ask.size), max(1, -(-ask.size // 128))):
-                    if part.size:
-                        values = search.card_values(obs[part], mask[part],
-                                                    None if candidates is None else candidates[part])
-                        value_rows.append(values.astype(np.float32))
-                        obs_rows.append(obs[part].astype(np.float16))
-                        mask_rows.append(np.packbits(mask[part], axis=1))
-
-        seating = np.where(np.arange(rules_value.num_players)[None, :] == learner[:, None], STUDENT, OTHERS)
-        loop.play(state, [others, student], seating, on_decision=label)
-        if branches:  # all of this batch's branches finish together: one large batch is fastest
-            value_rows.append(rollout_values(branches, learner, student, others))
-        if obs_rows:
-            labelled = sum(len(v) for v in value_rows)
-            temporary = path.with_name(f".{path.name}.tmp")
-            with open(temporary, "wb") as stream:
-                np.savez(stream, meta=np.array(json.dumps(meta)), obs=np.concatenate(obs_rows), mask=np.concatenate(mask_rows),
-                         values=np.concatenate(value_rows),
-                         is_pass=np.concatenate(is_pass_rows) if is_pass_rows else np.zeros(labelled, dtype=bool),
-                         kept_obs=np.concatenate([r[0] for r in kept_rows]) if kept_rows else np.zeros((0, OBS_DIM), np.float16),
-                         kept_mask=np.concatenate([r[1] for r in kept_rows]) if kept_rows else np.zeros((0, 7), np.uint8),
-                         kept_probs=np.concatenate([r[2] for r in kept_rows]) if kept_rows else np.zeros((0, 52), np.float32))
-            temporary.replace(path)
+        shard = play_batch(state, learner, student, bots[name], label[name])
+        if shard.obs:
+            meta = {"student": student_name or str(student_path), "opponent": name, "opponent_mix": opponents,
+                    "teacher": teacher, "determinizations": determinizations if teacher != "rollout" else 1,
+                    "pass_labels": label_passes, "card_labels": card_labels, "rules": rules_value.to_dict(),
+                    "seed": seed}
+            labelled = shard.write(path, meta)
             examples += labelled
             log(f"seed {seed} batch {batch}: {labelled} examples in {time.perf_counter() - began:.0f} s -> {path.name}")
     return examples
 
 
-#: The teachers of :func:`collect_shard`.
-TEACHERS = ("search", "expert", "rollout")
-#: The expert teacher's search: the student's three likeliest cards, none where it gives its card
-#: 90% or more. (The ``expert`` player searches wider; these are the settings the shipped
-#: policy's expert round was collected with, kept so that its recipe reproduces.)
-TEACHER_CANDIDATES = 3
-TEACHER_CONFIDENT = 0.9
+def play_batch(state: State, learner: np.ndarray, student, others, label) -> Shard:
+    """Play a batch of tables to the end of their hand, the ``student`` at seat ``learner[g]`` of
+    table ``g`` and ``others`` in the other seats, ``label(step, shard)`` at each step of
+    decisions; returns the batch's examples (the rollout teacher's labels valued at the end, all
+    together: one large batch is fastest)."""
+    shard = Shard()
+    seating = np.where(np.arange(state.num_players)[None, :] == learner[:, None], STUDENT, OTHERS)
+    loop.play(state, [others, student], seating, on_decision=lambda step: label(step, shard))
+    if shard.branches:
+        shard.values.append(rollout_values(shard.branches, learner, student, others))
+    return shard
+
+
+class Shard:
+    """The examples of one batch of tables as they are collected (lists of arrays, one entry per
+    step of decisions or search call): the labelled decisions (``obs``, ``mask`` packed, the
+    teacher's ``values``, ``is_pass`` where the teacher labels passes), the rollout teacher's
+    ``branches`` still to value, and the decisions ``kept`` at the student's own odds."""
+
+    def __init__(self):
+        self.obs, self.mask, self.values, self.is_pass, self.branches, self.kept = [], [], [], [], [], []
+
+    def add(self, obs: np.ndarray, mask: np.ndarray) -> None:
+        """Labelled decisions (their values are added apart)."""
+        self.obs.append(obs.astype(np.float16))
+        self.mask.append(np.packbits(mask, axis=1))
+
+    def keep(self, student, step: loop.Decisions, rows: np.ndarray) -> None:
+        """The decisions ``rows`` (bool per row of ``step``) kept with the student's own odds."""
+        kept = rows.nonzero()[0]
+        if kept.size:
+            obs, mask = step.observation[kept], step.mask[kept]
+            self.kept.append((obs.astype(np.float16), np.packbits(mask, axis=1), policy_probs(student.net, obs, mask)))
+
+    def write(self, path: Path, meta: dict) -> int:
+        """Write the shard to ``path`` whole (a temporary file, then renamed); returns its labelled decisions."""
+        labelled = sum(len(v) for v in self.values)
+        kept = self.kept
+        temporary = path.with_name(f".{path.name}.tmp")
+        with open(temporary, "wb") as stream:
+            np.savez(stream, meta=np.array(json.dumps(meta)), obs=np.concatenate(self.obs),
+                     mask=np.concatenate(self.mask), values=np.concatenate(self.values),
+                     is_pass=np.concatenate(self.is_pass) if self.is_pass else np.zeros(labelled, dtype=bool),
+                     kept_obs=np.concatenate([r[0] for r in kept]) if kept else np.zeros((0, OBS_DIM), np.float16),
+                     kept_mask=np.concatenate([r[1] for r in kept]) if kept else np.zeros((0, 7), np.uint8),
+                     kept_probs=np.concatenate([r[2] for r in kept]) if kept else np.zeros((0, 52), np.float32))
+        temporary.replace(path)
+        return labelled
+
+
+def student_chooses(step: loop.Decisions) -> np.ndarray:
+    """Which rows of a step of decisions are the student's with more than one legal card."""
+    return (step.agent == STUDENT) & (step.mask.sum(axis=1) > 1)
+
+
+def label_by_search(step: loop.Decisions, shard: Shard, student, search) -> None:
+    """The search teacher: the student's card plays valued by ``search`` (the search player over
+    the table's bot, a mean over sampled deals of the unseen cards; every legal card valued), its
+    passes kept at its own odds."""
+    chooses = student_chooses(step)
+    plays = step.state.phase[step.rows] == PLAY
+    shard.keep(student, step, chooses & ~plays)
+    value_by_search(step, shard, search, (chooses & plays).nonzero()[0])
+
+
+def label_by_expert(step: loop.Decisions, shard: Shard, student, expert) -> None:
+    """The expert teacher: the cards the ``expert`` (``agents.expert_player`` over the student)
+    would search, valued (the other legal cards left unvalued); the card plays where it would play
+    the student's card without searching, and the passes, kept at the student's own odds."""
+    chooses = student_chooses(step)
+    searched = np.zeros_like(step.mask)  # none where the student is sure of its card
+    rows = chooses.nonzero()[0]
+    if rows.size:
+        actions, odds = student.policy(step.observation[rows], step.mask[rows])
+        searched[rows] = expert.searched_cards(step.mask[rows], odds, actions)
+    to_label = (step.state.phase[step.rows] == PLAY) & (searched.sum(axis=1) > 1)
+    shard.keep(student, step, chooses & ~to_label)
+    ask = (chooses & to_label).nonzero()[0]
+    value_by_search(step, shard, expert, ask, searched[ask])
+
+
+def value_by_search(step: loop.Decisions, shard: Shard, search, ask: np.ndarray,
+                    candidates: np.ndarray | None = None) -> None:
+    """The decisions ``ask`` (rows of ``step``) valued by ``search`` (at most 128 at a time), its
+    ``candidates`` cards only where given."""
+    obs, mask = step.observation[ask], step.mask[ask]
+    for part in np.array_split(np.arange(ask.size), max(1, -(-ask.size // 128))):
+        if part.size:
+            values = search.card_values(obs[part], mask[part], None if candidates is None else candidates[part])
+            shard.values.append(values.astype(np.float32))
+            shard.add(obs[part], mask[part])
+
+
+def label_by_rollout(step: loop.Decisions, shard: Shard, student, plays: bool, passes: bool) -> None:
+    """The rollout teacher: each of the student's card ``plays`` and ``passes`` (either may be off)
+    branched into one game per legal card (:func:`branch`), valued when the batch ends
+    (:func:`rollout_values`); the decisions not labelled kept at the student's own odds."""
+    chooses = student_chooses(step)
+    to_label = np.where(step.state.phase[step.rows] == PLAY, plays, passes)
+    shard.keep(student, step, chooses & ~to_label)
+    ask = (chooses & to_label).nonzero()[0]
+    if not ask.size:
+        return
+    mask = step.mask[ask]
+    shard.branches.append(branch(step.state, step.rows[ask], step.games[ask], mask))
+    shard.add(step.observation[ask], mask)
+    shard.is_pass.append(step.state.phase[step.rows[ask]] != PLAY)
 
 
 def opponent_list(text: str) -> list[str]:
@@ -412,6 +480,108 @@ def improvement_among_valued_loss(logits, values, mask, old_log_probs, temperatu
     return (within + rest).mean()
 
 
+class Labels(NamedTuple):
+    """A folder of shards, read for :func:`fit` (``N`` labelled decisions, ``K`` kept ones)."""
+
+    folder: Path
+    obs: np.ndarray  # [N, OBS_DIM] float16
+    mask: np.ndarray  # [N, 52] bool: the legal cards
+    values: np.ndarray  # [N, 52] float32: the teacher's points for each valued card, 0 elsewhere
+    valued: np.ndarray  # [N, 52] bool: the cards the teacher valued (all legal ones, or its candidates)
+    partly_valued: bool  # whether some legal cards are unvalued (the expert teacher's labels)
+    value_target: np.ndarray  # [N] float32: minus the points of the teacher's best card, in reward units
+    best: np.ndarray  # [N] int64: the teacher's best card
+    is_pass: np.ndarray  # [N] bool
+    kept_obs: np.ndarray  # [K, OBS_DIM] float16: the decisions kept at the student's own odds
+    kept_mask: np.ndarray  # [K, 52] bool
+    kept_probs: np.ndarray  # [K, 52] float32: the student's odds there
+
+
+def read_labels(folder: Path, rules: dict, start_path: str) -> Labels:
+    """The shards of ``folder`` (:func:`load_shards`), refused unless collected under ``rules``
+    (those of the policy ``start_path``)."""
+    shards = load_shards(folder)
+    if not Rules.from_dict(shards["rules"]).same_game(Rules.from_dict(rules)):
+        raise ValueError(f"the shards in {folder} were collected under other rules than {start_path} plays")
+    # Rounds of millions of decisions: the large arrays are changed in place rather than copied.
+    values = shards.pop("values").astype(np.float32, copy=False)
+    values[~shards["mask"]] = np.inf
+    # Legal cards the teacher left unvalued (the expert teacher values its candidates only).
+    valued = np.isfinite(values)
+    partly_valued = not valued[shards["mask"]].all()
+    value_target = -values.min(axis=1) * REWARD_SCALE
+    best = values.argmin(axis=1)
+    values[~valued] = 0.0  # the losses and the regret read the valued cards' points only
+    return Labels(folder, shards["obs"], shards["mask"], values, valued, partly_valued, value_target, best,
+                  shards["is_pass"], shards["kept_obs"], shards["kept_mask"], shards["kept_probs"])
+
+
+class Objective(NamedTuple):
+    """A loss of :func:`fit`, made ready for one set of labels."""
+
+    policy_loss: Callable  # (logits [B, 52], rows [B] of the labels) -> the policy loss of those rows
+    overruled: np.ndarray  # [N] bool: the decisions where the teacher's card replaces the student's
+    note: str = ""  # what the fit's first line says of it
+
+
+def imitation(net, labels: Labels, temperature: float, margin: float) -> Objective:
+    """``loss="imitation"``: cross-entropy to the teacher's preferences ``softmax(-points / T)``
+    (among the cards it valued) where its best card beats the student's by more than ``margin``
+    points, to the student's own odds elsewhere (:func:`fit_targets`): for the search teachers'
+    averaged values."""
+    import torch
+
+    own_probs = policy_probs(net, labels.obs, labels.mask)
+    # The valued cards as the legal ones: the unvalued weigh nothing, and a student's card the
+    # teacher left unvalued is overruled.
+    target, overruled = fit_targets(labels.values, labels.valued, own_probs, temperature, margin)
+    target = torch.as_tensor(target)
+
+    def policy_loss(logits, rows):
+        return -(target[rows] * torch.log_softmax(logits, dim=-1)).sum(dim=-1).mean()
+
+    return Objective(policy_loss, overruled,
+                     f" ({overruled.mean():.1%} where the teacher overrules the student by more than {margin} points)")
+
+
+def improvement(net, labels: Labels, temperature: float, margin: float) -> Objective:
+    """``loss="improvement"``: the student's odds times ``exp(-points / T)`` (:func:`improvement_loss`;
+    among the valued cards where the teacher values some only), which stays near the student where
+    the values are unclear."""
+    import torch
+
+    own_probs = policy_probs(net, labels.obs, labels.mask)
+    old_log_probs = torch.as_tensor(np.log(np.maximum(own_probs, 1e-30, out=own_probs), out=own_probs))
+    values, mask, valued = (torch.as_tensor(a) for a in (labels.values, labels.mask, labels.valued))
+
+    def policy_loss(logits, rows):
+        return improvement_loss(logits, values[rows], mask[rows], old_log_probs[rows], temperature,
+                                valued[rows] if labels.partly_valued else None)
+
+    return Objective(policy_loss, np.zeros(len(labels.values), dtype=bool))
+
+
+def regression(net, labels: Labels, temperature: float, margin: float) -> Objective:
+    """``loss="regression"``: the logits learn minus the points of each legal card, centred per
+    decision (:func:`centered_regression_loss`). Every legal card must be valued."""
+    import torch
+
+    if labels.partly_valued:  # it weighs every legal card by its points; an unvalued card would read as free
+        raise ValueError(f"the shards in {labels.folder} leave some legal cards unvalued (the expert teacher values "
+                         f"the cards it searches only); fit them with loss 'imitation' or 'improvement', not "
+                         f"'regression'")
+    values, mask = torch.as_tensor(labels.values), torch.as_tensor(labels.mask)
+
+    def policy_loss(logits, rows):
+        return centered_regression_loss(logits, values[rows], mask[rows])
+
+    return Objective(policy_loss, np.zeros(len(labels.values), dtype=bool))
+
+
+#: The losses of :func:`fit`, by name.
+LOSSES = {"imitation": imitation, "regression": regression, "improvement": improvement}
+
+
 def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperature: float = 1.0,
         margin: float = 2.0, learning_rate: float = 3e-4, batch_size: int = 2048, holdout: float = 0.05,
         seed: int = 0, loss: str = "imitation", hidden: list[int] | None = None, card_scorer: int | None = None,
@@ -420,15 +590,14 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
     rollout teacher labelled them) and on its own odds (the decisions the teacher left alone);
     write a checkpoint to ``out_path``.
 
-    ``loss="imitation"``: cross-entropy to the teacher's preferences where they beat the student's
-    card by more than ``margin`` (for the search teacher's averaged values). ``loss="regression"``:
-    the logits learn minus the points of each legal card, centred per decision
-    (:func:`centered_regression_loss`), so the greedy card is the one expected to cost the fewest
-    points and ``softmax(logits)`` weighs cards by e per point. ``loss="improvement"``: the
-    student's odds times ``exp(-points / T)`` (:func:`improvement_loss`), which stays near the
-    student where the values are unclear. Both suit the rollout teacher's noisy one-deal labels,
-    whose noise they average out where a cross-entropy to each label's best card would learn it;
-    in the measurements so far only the improvement loss beat its student.
+    ``loss``: one of :data:`LOSSES`. :func:`imitation` (cross-entropy to the teacher's preferences
+    where they beat the student's card by more than ``margin``) suits the search teachers' averaged
+    values; :func:`regression` (the logits learn minus the points, so the greedy card is the one
+    expected to cost the fewest points and ``softmax(logits)`` weighs cards by e per point) and
+    :func:`improvement` (the student's odds times ``exp(-points / T)``) suit the rollout teacher's
+    noisy one-deal labels, whose noise they average out where a cross-entropy to each label's best
+    card would learn it; in the measurements so far only the improvement loss beat its student.
+    The training itself, with a value fit beside the policy loss: :func:`train_policy`.
 
     ``hidden`` grows the start's network to those layers first (``agents.policy.widened``: it plays
     exactly as before until the fit uses the new units), for more capacity to learn the values;
@@ -440,13 +609,12 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
     passes and card plays apart where passes are labelled).
     """
     import torch
-    from torch import nn
 
-    from agents.checkpoint import load_net, save
     from agents.base import sha256_file
+    from agents.checkpoint import load_net, save
     from agents.policy import widened
 
-    if loss not in ("imitation", "regression", "improvement"):
+    if loss not in LOSSES:
         raise ValueError(f"loss must be 'imitation', 'regression' or 'improvement', got {loss!r}")
     torch.manual_seed(seed)
     net, meta = load_net(start_path)
@@ -454,76 +622,47 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
     start_scorer = net.card_scorer_units
     if hidden is not None or card_scorer is not None:  # an exact copy when the sizes match; a ValueError naming both when they cannot grow
         net = widened(net, hidden if hidden is not None else net.hidden, card_scorer)
-    shards = load_shards(data)
-    if not Rules.from_dict(shards["rules"]).same_game(Rules.from_dict(meta["rules"])):
-        raise ValueError(f"the shards in {data} were collected under other rules than {start_path} plays")
-    obs_t, mask_t = torch.as_tensor(shards["obs"]), torch.as_tensor(shards["mask"])
-    # Rounds of millions of decisions: the large arrays are changed in place rather than copied.
-    values = shards.pop("values").astype(np.float32, copy=False)
-    values[~shards["mask"]] = np.inf
-    # Legal cards the teacher left unvalued (the expert teacher values its candidates only).
-    valued = np.isfinite(values)
-    partly_valued = not valued[shards["mask"]].all()
-    if loss == "regression" and partly_valued:
-        # It weighs every legal card by its points; an unvalued card would read as free.
-        raise ValueError(f"the shards in {data} leave some legal cards unvalued (the expert teacher values the cards "
-                         f"it searches only); fit them with loss 'imitation' or 'improvement', not {loss!r}")
-    # The student's own odds before any update: the margin rule's fallback, or the improvement's anchor.
-    own_probs = policy_probs(net, shards["obs"], shards["mask"]) if loss != "regression" else None
-    if loss == "imitation":
-        target_array, overruled = fit_targets(values, shards["mask"], own_probs, temperature, margin)
-        target = torch.as_tensor(target_array)
-    else:
-        overruled = np.zeros(len(values), dtype=bool)
-    if loss == "improvement":
-        old_log_probs = torch.as_tensor(np.log(np.maximum(own_probs, 1e-30, out=own_probs), out=own_probs))
-    value_target = torch.as_tensor(-values.min(axis=1) * REWARD_SCALE, dtype=torch.float32)
-    best_t = torch.as_tensor(values.argmin(axis=1))
-    valued_t = torch.as_tensor(valued)
-    values[~valued] = 0.0  # the losses and the regret read the valued cards' points only
-    values_t = torch.as_tensor(values)
-    is_pass_t = torch.as_tensor(shards["is_pass"])
-    has_kept = len(shards["kept_obs"]) > 0
+    labels = read_labels(data, meta["rules"], start_path)
+    objective = LOSSES[loss](net, labels, temperature, margin)
+    stats = train_policy(net, labels, objective, loss, epochs, learning_rate, batch_size, holdout, seed, log)
+    meta = dict(meta)
+    # Each round records the one before it ("after"), so a policy's whole lineage stays in its file:
+    # the start by name and content, not by a path of this machine (a shipped file would carry it).
+    meta["distilled"] = {"start": Path(start_path).name, "start_sha256": sha256_file(start_path),
+                         "data": Path(data).name, "examples": len(labels.obs), "epochs": epochs, "loss": loss,
+                         "temperature": temperature, "margin": margin, "learning_rate": learning_rate,
+                         "batch_size": batch_size, "seed": seed, "start_hidden": start_hidden,
+                         "start_card_scorer": start_scorer,
+                         "after": meta.get("distilled")}
+    save(out_path, net, meta)
+    return stats
+
+
+def train_policy(net, labels: Labels, objective: Objective, loss: str, epochs: int, learning_rate: float,
+                 batch_size: int, holdout: float, seed: int, log) -> dict:
+    """Fit ``net`` in place: ``objective``'s policy loss on the labelled decisions, plus a value fit
+    (to minus the points of the teacher's best card) and cross-entropy to the student's own odds on
+    the kept decisions (spread over the epoch's steps); Adam, its step size decaying linearly to
+    zero, gradients clipped to norm 0.5. A ``holdout`` share of the labelled decisions is held out
+    and measured (:func:`held_out_measures`) before the fit and after each epoch: the returned stats."""
+    import torch
+    from torch import nn
+
+    obs_t, mask_t = torch.as_tensor(labels.obs), torch.as_tensor(labels.mask)
+    value_target = torch.as_tensor(labels.value_target, dtype=torch.float32)
+    has_kept = len(labels.kept_obs) > 0
     if has_kept:
-        kept_obs, kept_mask = torch.as_tensor(shards["kept_obs"]), torch.as_tensor(shards["kept_mask"])
-        kept_probs = torch.as_tensor(shards["kept_probs"])
+        kept_obs, kept_mask = torch.as_tensor(labels.kept_obs), torch.as_tensor(labels.kept_mask)
+        kept_probs = torch.as_tensor(labels.kept_probs)
     n = len(obs_t)
     rng = np.random.default_rng(seed)
     order = rng.permutation(n)
     held = torch.as_tensor(order[: max(1, int(n * holdout))]) if n > 1 else torch.as_tensor(order[:0])
     train = order[len(held):]
-
-    def measure() -> dict[str, float]:
-        if not len(held):
-            return {"agreement": 0.0, "regret": 0.0}
-        net.eval()
-        with torch.no_grad():
-            logits, _ = net(obs_t[held].float(), mask_t[held])
-        net.train()
-        chosen = logits.argmax(-1)
-        regret = values_t[held].gather(1, chosen[:, None]).squeeze(1) - values_t[held].gather(1, best_t[held][:, None]).squeeze(1)
-        valued = valued_t[held].gather(1, chosen[:, None]).squeeze(1)
-        # Agreement: the student's card is one the teacher values best. Equal values are common
-        # (neighbouring cards such as 2♥ and 3♥ often play out the same), so the student agrees
-        # with any of them, not only with the first in card order.
-        agrees = valued & (regret <= 1e-6)
-        out = {"agreement": float(agrees.float().mean()), "regret": float(regret.mean())}
-        if not valued.all():  # a card the teacher did not value has no regret to count: reported apart
-            out["regret"] = float(regret[valued].mean()) if valued.any() else 0.0
-            out["unvalued"] = float((~valued).float().mean())
-        passes = is_pass_t[held]
-        if passes.any():  # the rollout teacher labels passes: their regret apart from the card plays'
-            out["pass_regret"] = float(regret[passes].mean())
-            if not passes.all():
-                out["play_regret"] = float(regret[~passes].mean())
-        return out
-
-    before = measure()
-    stats: dict = {"examples": n, "kept_examples": len(shards["kept_obs"]), "loss": loss,
-                   "overruled": float(overruled.mean()), "before": before}
-    overrule_note = (f" ({overruled.mean():.1%} where the teacher overrules the student by more than {margin} points)"
-                     if loss == "imitation" else "")
-    log(f"{n:,} labelled decisions ({int(shards['is_pass'].sum()):,} of them passes){overrule_note}, "
+    before = held_out_measures(net, labels, held)
+    stats: dict = {"examples": n, "kept_examples": len(labels.kept_obs), "loss": loss,
+                   "overruled": float(objective.overruled.mean()), "before": before}
+    log(f"{n:,} labelled decisions ({int(labels.is_pass.sum()):,} of them passes){objective.note}, "
         f"{stats['kept_examples']:,} decisions kept at the student's odds; held out: {describe(before)}")
     optimizer = torch.optim.Adam(net.parameters(), lr=learning_rate)
     steps_per_epoch = max(1, -(-len(train) // batch_size))
@@ -537,13 +676,7 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
                 group["lr"] = learning_rate * (1 - (epoch * steps_per_epoch + step) / (epochs * steps_per_epoch))
             idx = shuffled[begin:begin + batch_size]
             logits, value = net(obs_t[idx].float(), mask_t[idx])
-            if loss == "imitation":
-                policy_loss = -(target[idx] * torch.log_softmax(logits, dim=-1)).sum(dim=-1).mean()
-            elif loss == "regression":
-                policy_loss = centered_regression_loss(logits, values_t[idx], mask_t[idx])
-            else:
-                policy_loss = improvement_loss(logits, values_t[idx], mask_t[idx], old_log_probs[idx], temperature,
-                                               valued_t[idx] if partly_valued else None)
+            policy_loss = objective.policy_loss(logits, idx)
             total = policy_loss + 0.5 * ((value - value_target[idx]) ** 2).mean()
             if has_kept:
                 rows = kept_order[step * kept_batch:(step + 1) * kept_batch]
@@ -555,16 +688,37 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
             nn.utils.clip_grad_norm_(net.parameters(), 0.5)
             optimizer.step()
             losses.append(policy_loss.item())
-        stats[f"epoch_{epoch + 1}"] = measure()
+        stats[f"epoch_{epoch + 1}"] = held_out_measures(net, labels, held)
         log(f"epoch {epoch + 1}: mean policy loss {np.mean(losses):.3f}; held out: {describe(stats[f'epoch_{epoch + 1}'])}")
-    meta = dict(meta)
-    # Each round records the one before it ("after"), so a policy's whole lineage stays in its file:
-    # the start by name and content, not by a path of this machine (a shipped file would carry it).
-    meta["distilled"] = {"start": Path(start_path).name, "start_sha256": sha256_file(start_path),
-                         "data": Path(data).name, "examples": n, "epochs": epochs, "loss": loss,
-                         "temperature": temperature, "margin": margin, "learning_rate": learning_rate,
-                         "batch_size": batch_size, "seed": seed, "start_hidden": start_hidden,
-                         "start_card_scorer": start_scorer,
-                         "after": meta.get("distilled")}
-    save(out_path, net, meta)
     return stats
+
+
+def held_out_measures(net, labels: Labels, held) -> dict[str, float]:
+    """Agreement with the teacher and regret on the labelled decisions ``held`` (see :func:`fit`)."""
+    import torch
+
+    if not len(held):
+        return {"agreement": 0.0, "regret": 0.0}
+    values = torch.as_tensor(labels.values)[held]
+    best = torch.as_tensor(labels.best)[held]
+    net.eval()
+    with torch.no_grad():
+        logits, _ = net(torch.as_tensor(labels.obs)[held].float(), torch.as_tensor(labels.mask)[held])
+    net.train()
+    chosen = logits.argmax(-1)
+    regret = values.gather(1, chosen[:, None]).squeeze(1) - values.gather(1, best[:, None]).squeeze(1)
+    valued = torch.as_tensor(labels.valued)[held].gather(1, chosen[:, None]).squeeze(1)
+    # Agreement: the student's card is one the teacher values best. Equal values are common
+    # (neighbouring cards such as 2♥ and 3♥ often play out the same), so the student agrees
+    # with any of them, not only with the first in card order.
+    agrees = valued & (regret <= 1e-6)
+    out = {"agreement": float(agrees.float().mean()), "regret": float(regret.mean())}
+    if not valued.all():  # a card the teacher did not value has no regret to count: reported apart
+        out["regret"] = float(regret[valued].mean()) if valued.any() else 0.0
+        out["unvalued"] = float((~valued).float().mean())
+    passes = torch.as_tensor(labels.is_pass)[held]
+    if passes.any():  # the rollout teacher labels passes: their regret apart from the card plays'
+        out["pass_regret"] = float(regret[passes].mean())
+        if not passes.all():
+            out["play_regret"] = float(regret[~passes].mean())
+    return out
