@@ -20,9 +20,10 @@ def sample_states(rules: Rules, games: int, seed: int = 0, agent: str = "easy") 
     in order of play. Each state keeps its hand's order of play (``history``)."""
     rng = np.random.default_rng(seed)
     seeds = np.concatenate([deal.game_seeds(seed * 1000 + g, 1) for g in range(games)])
-    state = engine.init_from_seeds(rules, seeds, np.arange(games) % len(rules.pass_cycle), single_hand=True)
-    for g in range(games):  # drawn game by game, as the earlier one-game sampling did
-        state.scores[g] = rng.integers(0, rules.target_score, size=rules.num_players)
+    # (the totals drawn game by game: the golden files' situations depend on this order of draws)
+    scores = np.stack([rng.integers(0, rules.target_score, size=rules.num_players) for _ in range(games)])
+    state = engine.init_from_seeds(rules, seeds, np.arange(games) % len(rules.pass_cycle), single_hand=True,
+                                   scores=scores)
     taken: list[tuple[np.ndarray, State]] = []
     loop.play(state, [make(agent, seed=seed)], np.zeros(rules.num_players, dtype=np.int64),
               on_decision=lambda step: taken.append((step.games, step.state.take(step.rows))))

@@ -116,22 +116,41 @@ def init(
 
 
 def init_from_seeds(
-    rules: Rules | str | dict, seeds: np.ndarray, hand_number: np.ndarray | int = 0, single_hand: bool = False
+    rules: Rules | str | dict, seeds: np.ndarray, hand_number: np.ndarray | int = 0, single_hand: bool = False,
+    scores: np.ndarray | Sequence[Sequence[int]] | None = None,
 ) -> State:
-    """New games with the given per-game seeds, starting at ``hand_number`` (scores 0)."""
+    """New games with the given per-game seeds, starting at ``hand_number`` with ``scores``
+    ``[G, P]`` (the game totals so far; default 0)."""
     rules = Rules.resolve(rules)
     single_hand = _flag(single_hand, "single_hand")
     seeds = np.asarray(seeds, dtype=np.uint64).reshape(-1)
     # hand_number -1 would also read as final_hand "none" and never stop a single-hand game.
     hand_number = _per_game(hand_number, seeds.size, "hand_number", at_least=0)
+    scores = _checked_scores(scores, seeds.size, rules.num_players)
     state = State.empty(rules, seeds.size)
     state.seed[:] = seeds
     state.hand_number[:] = hand_number
+    if scores is not None:
+        state.scores[:] = scores
     if single_hand:
         state.final_hand[:] = state.hand_number
     hands, dead = deal.deal(rules, seeds, state.hand_number)
     _start(state, hands, dead)
     return state
+
+
+def _checked_scores(scores, games: int, players: int) -> np.ndarray | None:
+    """``scores`` as integer game totals ``[games, players]`` (or None), else EngineArgumentError."""
+    if scores is None:
+        return None
+    scores = np.asarray(scores)
+    if scores.dtype.kind not in "iu":
+        raise EngineArgumentError(f"scores must be integers, got dtype {scores.dtype}")
+    if scores.shape != (games, players):
+        raise EngineArgumentError(
+            f"scores: give one total per game and seat, shape ({games}, {players}); got shape {scores.shape}"
+        )
+    return scores
 
 
 def from_deal(
@@ -193,15 +212,7 @@ def from_deals(
         if np.asarray(seeds).dtype.kind not in "iu":
             raise EngineArgumentError(f"seeds must be integers, got {seeds!r:.80}")
         seeds = np.asarray(seeds).astype(np.uint64)  # a negative seed wraps, as init reduces its seed mod 2**64
-    if scores is not None:
-        scores = np.asarray(scores)
-        if scores.dtype.kind not in "iu":
-            raise EngineArgumentError(f"scores must be integers, got dtype {scores.dtype}")
-        if scores.shape != (g, rules.num_players):
-            raise EngineArgumentError(
-                f"scores: give one total per game and seat, shape ({g}, {rules.num_players}); "
-                f"got shape {scores.shape}"
-            )
+    scores = _checked_scores(scores, g, rules.num_players)
     state = State.empty(rules, g)
     state.seed[:] = np.zeros(g, dtype=np.uint64) if seeds is None else seeds
     state.hand_number[:] = hand_numbers
