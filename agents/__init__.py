@@ -4,9 +4,10 @@ Shipped: ``random``, the heuristic bots ``easy``, ``normal``, ``hard``, the trai
 ``ppo-classic`` and ``ppo-two-player`` (``agents/policies``; torch needed: ``pip install .[train]``),
 and Monte Carlo search players (``agents/search.py``): ``expert``, the fast one, searching the cards
 ``ppo-classic`` rates highest over a budget of deals sampled by a belief model of where the unseen
-cards are (``agents/belief.py``; ``expert:N``: N deals), and the slow
-``search``, over the hard bot, and ``ppo-classic-search``, every legal card over 64 deals. The
-search players over ``ppo-classic`` play its passes and model the other seats as hard bots.
+cards are (``agents/belief.py``; ``expert:N``: N deals; built by :func:`expert_player`, which
+distillation's expert teacher uses too), and the slow ``search``, over the hard bot, and
+``ppo-classic-search``, every legal card over 64 deals. The search players over ``ppo-classic``
+play its passes and model the other seats as hard bots.
 
 Your own code is a spec too: ``FILE.py:NAME`` or ``MODULE:NAME`` names an agent, an agent class or
 factory (given ``rules=``/``seed=`` if it takes them) or a play function; ``make`` runs that code

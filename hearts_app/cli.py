@@ -1,4 +1,5 @@
-"""The ``hearts`` command: ``hearts demo`` (the README's main job), ``hearts bench`` and ``hearts arena``.
+"""The ``hearts`` command: ``hearts demo`` (the README's main job), ``hearts bench`` and ``hearts arena``
+here; the other subcommands are added by their own modules (:data:`COMMAND_MODULES`).
 
 Rules are chosen with ``--rules`` (a preset name or a YAML/JSON file) and single options changed
 with ``--rule key=value`` (repeatable), e.g. ``--rule moon=subtract_from_self``.
