@@ -237,8 +237,8 @@ def pass_by_danger(s):
             score += PASS_HIGH_HEART
         if has(SPADES_BELOW_QUEEN, cards.bit(card)):
             score -= PASS_LOW_SPADE
-        s.scores[card] = score
-    return pick(without(s.legal, kept_spade_honours(s) | keepers(s)), s.scores)
+        s.card_scores[card] = score
+    return pick(without(s.legal, kept_spade_honours(s) | keepers(s)), s.card_scores)
 
 
 # ---- the moon -------------------------------------------------------------------------------
@@ -339,8 +339,8 @@ def discard_by_danger(s):
     for card in range(cards.NUM_CARDS):
         score = card % cards.NUM_RANKS - DISCARD_PROTECTION * popcount(s.hand & below(card))
         score += DISCARD_HEART if card // cards.NUM_RANKS == cards.HEARTS else 0.0
-        s.scores[card] = score
-    return pick(discards, s.scores)
+        s.card_scores[card] = score
+    return pick(discards, s.card_scores)
 
 
 # ---- following ------------------------------------------------------------------------------
@@ -467,8 +467,8 @@ def lead_by_estimate(s):
             p_win = WIN_TABLE[at + higher_out(s, card) * 13 + lower_out(s, card)]
             score = suit_score - LEAD_WEIGHT * p_win * cost
             score += LEAD_BLEED if bleed and has(SPADES_BELOW_QUEEN, cards.bit(card)) else 0.0
-            s.scores[card] = score
-    return pick(candidates, s.scores)
+            s.card_scores[card] = score
+    return pick(candidates, s.card_scores)
 
 
 # ---- the bot --------------------------------------------------------------------------------

@@ -121,8 +121,8 @@ def lead_low_from_short_suit(s):
     if not s.leading or s.passing:
         return NO_CARD
     for card in range(cards.NUM_CARDS):  # the lowest card of the shortest suit
-        s.scores[card] = -100.0 * popcount(s.hand & SUIT_BITS[card // cards.NUM_RANKS]) - card % cards.NUM_RANKS
-    return pick(without(s.legal, held_back_leads(s)), s.scores)
+        s.card_scores[card] = -100.0 * popcount(s.hand & SUIT_BITS[card // cards.NUM_RANKS]) - card % cards.NUM_RANKS
+    return pick(without(s.legal, held_back_leads(s)), s.card_scores)
 
 
 #: The play rules, in order (``hard`` plays them after its own).

@@ -5,7 +5,7 @@ legal cards, the cards played by each seat, the current trick, its winning card 
 would beat it, voids, points taken) as the bot levels reason with it, plus the points in the
 trick. Nothing here reads anything but the two arguments, so a bot built on it cannot peek.
 
-The bots' rules are compiled functions over one game: ``seat(table.pieces(), g, scores)`` gives
+The bots' rules are compiled functions over one game: ``seat(table.pieces(), g, card_scores)`` gives
 game ``g`` as a ``Seat`` (its pieces, plus the cards out and where they may be), and a rule
 chooses with :func:`pick`, the card of a set that a preference ranks first.
 """
@@ -48,12 +48,12 @@ SCORE_OFFSET = 1000.0
 #: ``holds``: the cards each seat may hold (seat 0: my hand): the cards out, less the suits it
 #: showed void in, less the cards I sent to another seat, plus those I sent to it.
 #: ``opponents``: the other seats of the game; ``later``: those still to play to this trick after
-#: me. ``scores``: room for a rule to score each card.
+#: me. ``card_scores``: room for a rule to score each card.
 Seat = namedtuple("Seat", (
     "hand", "legal", "passed", "played", "deck", "beats", "trick_bits", "out", "sent", "holds", "points_taken",
     "opponents", "later", "players", "pass_offset", "led_suit", "winning_card", "winning_seat", "trick_points",
     "first_trick", "passing", "leading", "following", "void_now", "last_to_play", "jack_bonus",
-    "first_trick_protection", "queen_out", "moon_off", "scores",
+    "first_trick_protection", "queen_out", "moon_off", "card_scores",
 ))
 
 
@@ -101,7 +101,7 @@ def _may_hold(seat, out, sent, voids, pass_offset, players):
 
 
 @inline
-def seat(pieces, g, scores):
+def seat(pieces, g, card_scores):
     """Game ``g`` of a ``Table``'s pieces (``Table.pieces()``) as a ``Seat``."""
     (hand, legal, passed, played, deck, beats, trick_bits, voids, points_taken, trick_card, players, pass_offset,
      led_suit, winning_card, winning_seat, trick_points, first_trick, passing, leading, following, void_now,
@@ -118,7 +118,7 @@ def seat(pieces, g, scores):
                 (points_taken[g, 0], points_taken[g, 1], points_taken[g, 2], points_taken[g, 3]),
                 opponents, later, players[g], pass_offset[g], led_suit[g], winning_card[g], winning_seat[g],
                 trick_points[g], first_trick[g], passing[g], leading[g], following[g], void_now[g],
-                last_to_play[g], jack_bonus[g], first_trick_protection[g], queen_out[g], moon_off[g], scores)
+                last_to_play[g], jack_bonus[g], first_trick_protection[g], queen_out[g], moon_off[g], card_scores)
 
 
 class Table:
