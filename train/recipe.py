@@ -8,9 +8,11 @@ A recipe is a list of stages run in order, each starting from the policy the sta
   --extend`` does (with ``anneal_lr`` the learning rate follows each new budget). The first stage
   starts as its config says (e.g. an imitation warm start); a later one from the policy before it
   (its ``init_from``).
-* ``improve``: rounds of policy improvement from rollout labels. A round collects labelled
-  decisions of the current policy (:func:`train.distill.collect_shard`, one collection per seed,
-  ``workers`` at a time) and fits them with the improvement loss (:func:`train.distill.fit`).
+* ``improve``: rounds of policy improvement from rollout or expert labels. A round collects
+  labelled decisions of the current policy (:func:`train.distill.collect_shard`, one collection
+  per seed, ``workers`` at a time, with its ``teacher``) and fits them (:func:`train.distill.fit`)
+  with its ``loss``: by default the improvement loss for rollout labels, imitation for the
+  expert's.
 
 A recipe with ``start`` (a policy checkpoint) begins from that policy instead of from nothing: its
 first stage, PPO or improve, starts from it (to improve a shipped policy further, or to rerun a
