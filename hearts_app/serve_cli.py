@@ -7,6 +7,8 @@ the ``serve`` extra (``scripts/setup.sh serve``); they are imported only when th
 from __future__ import annotations
 
 import argparse
+import ipaddress
+import socket
 import sys
 from pathlib import Path
 
@@ -27,6 +29,25 @@ def default_agents() -> list[str]:
     return [s for s in DEFAULT_FIRST if s in named] + [s for s in named if s not in DEFAULT_FIRST]
 
 
+def default_allowed_hosts(host: str) -> list[str]:
+    """The ``Host`` names the server answers to unless ``--allowed-hosts`` says otherwise: the names
+    of the address it listens on. A loopback address: it and ``localhost``. Every interface
+    (``0.0.0.0``, ``::``): ``localhost``, this machine's name (``socket.gethostname()``) and every IP address of
+    that family (``0.0.0.0`` / ``::``; a rebinding attack needs a name, so an address is safe). Any
+    other address or name: itself."""
+    try:
+        address = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:  # a name
+        return [host, "127.0.0.1"] if host == "localhost" else [host]
+    if address.is_loopback:
+        return [str(address), "localhost"]
+    if address.is_unspecified:
+        name = socket.gethostname().lower()
+        names = ["localhost"] + ([name] if name not in ("", "localhost") else [])
+        return names + (["0.0.0.0", "::"] if address.version == 6 else ["0.0.0.0"])
+    return [str(address)]
+
+
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "serve",
@@ -42,6 +63,11 @@ def register(subparsers) -> None:
                         help="address to listen on (default %(default)s, this machine only; 0.0.0.0 for "
                              "every interface)")
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help="port to listen on (default %(default)s)")
+    parser.add_argument("--allowed-hosts", metavar="NAME,NAME,...",
+                        help="the Host names the server answers to, comma separated; others get 400 (a defence "
+                             "against DNS rebinding). *.example.org allows its subdomains, 0.0.0.0 every IPv4 "
+                             "address, * everything. Default: the names of --host (127.0.0.1 and localhost for "
+                             "127.0.0.1; for 0.0.0.0 localhost, this machine's name and every IPv4 address)")
     parser.add_argument("--agents", metavar="SPEC,SPEC,...",
                         help="the agent specs offered as opponents and by /api/v1/act, comma separated "
                              "(default: random, easy, normal, hard and the shipped policies that are installed; "
@@ -54,9 +80,10 @@ def register(subparsers) -> None:
 def run_command(args: argparse.Namespace) -> int:
     try:
         import fastapi  # noqa: F401
+        import fastapi_offline  # noqa: F401  (the API docs' scripts, served without a CDN)
         import uvicorn
     except ImportError as err:
-        raise UsageError(f"hearts serve needs FastAPI and uvicorn ({err.name} is missing): "
+        raise UsageError(f"hearts serve needs FastAPI, fastapi-offline and uvicorn ({err.name} is missing): "
                          f"run scripts/setup.sh serve (or pip install -e '.[serve]')") from None
     from agents import AgentSpecError
 
@@ -64,11 +91,18 @@ def run_command(args: argparse.Namespace) -> int:
 
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port must be 0..65535, got {args.port}")
+    if args.allowed_hosts is None:
+        hosts = default_allowed_hosts(args.host)
+    else:
+        hosts = [h.strip() for h in args.allowed_hosts.split(",")]
+        if not all(hosts):
+            raise UsageError(f"--allowed-hosts {args.allowed_hosts!r}: an empty name; write e.g. "
+                             "localhost,hearts.example.org")
     offered = default_agents() if args.agents is None else [s.strip() for s in args.agents.split(",")]
     if not offered or any(not s for s in offered):
         raise UsageError(f"--agents {args.agents!r}: an empty spec; write e.g. random,easy,normal,hard")
     try:
-        app = create_app(offered, Path(args.games_dir))
+        app = create_app(offered, Path(args.games_dir), allowed_hosts=hosts)
     except AgentSpecError as err:
         raise UsageError(f"--agents: {err}") from None
     except OSError as err:
@@ -77,6 +111,7 @@ def run_command(args: argparse.Namespace) -> int:
     print(f"Hearts Lab is serving at http://{host}:{args.port}/ (Ctrl-C stops)", flush=True)
     print(f"  agents: {', '.join(offered)} · games saved in {args.games_dir}/ · API docs at "
           f"http://{host}:{args.port}/docs", flush=True)
+    print(f"  answers to the Host names {', '.join(hosts)} (--allowed-hosts)", flush=True)
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         print(f"  note: listening on {args.host}, so other machines can reach it; there is no login",
               file=sys.stderr, flush=True)

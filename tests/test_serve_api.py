@@ -497,3 +497,122 @@ def test_hearts_serve_without_the_extra_says_what_to_install(monkeypatch, capsys
         cli.main(["serve", "--games-dir", str(tmp_path)])
     err = capsys.readouterr().err
     assert exit.value.code == 2 and "scripts/setup.sh serve" in err and len(err.strip().splitlines()) == 1
+
+
+# ---------------------------------------------------------------------------------------------
+# Hosts, the API docs offline, deep nesting
+# ---------------------------------------------------------------------------------------------
+
+
+def test_a_host_header_the_server_does_not_answer_to_is_400_before_the_app_sees_it(tmp_path):
+    app = create_app(FAST, tmp_path / "games", allowed_hosts=["127.0.0.1", "localhost", "*.hearts.test"])
+    with TestClient(app, base_url="http://127.0.0.1:8000") as client:
+        for host in ("127.0.0.1", "127.0.0.1:8000", "localhost:9", "LOCALHOST.", "play.hearts.test:8000"):
+            assert client.get("/api/v1/options", headers={"host": host}).status_code == 200, host
+        # A rebinding page is sent with its own site's name; names that only contain an allowed one
+        # and other addresses are refused too.
+        for host in ("evil.example", "evil.example:8000", "localhost.evil.example", "127.0.0.1.evil.example",
+                     "hearts.test.evil.example", "[::1]:8000", "10.0.0.7", ""):
+            r = client.post("/api/v1/games", json={}, headers={"host": host})
+            assert r.status_code == 400, host
+            assert r.json()["detail"].startswith(f"this server does not answer to the Host {host!r}; it answers to "
+                                                 "127.0.0.1, localhost, *.hearts.test")
+    assert not (tmp_path / "games").exists() or not list((tmp_path / "games").iterdir())  # no game was made
+
+
+@pytest.mark.parametrize("host, allowed, refused", [
+    ("127.0.0.1", ["127.0.0.1:8123", "localhost:8123"], ["evil.example", "192.168.1.20", "[::1]"]),
+    ("localhost", ["localhost", "127.0.0.1"], ["evil.example"]),
+    ("::1", ["[::1]:8123", "localhost"], ["evil.example", "127.0.0.2"]),
+    ("0.0.0.0", ["localhost", "192.168.1.20:8123", "10.0.0.7"], ["evil.example:8123", "[fe80::1]"]),
+    ("::", ["192.168.1.20", "[fe80::1]:8123", "localhost"], ["evil.example"]),
+    ("192.168.1.20", ["192.168.1.20:8123"], ["localhost", "evil.example"]),
+])
+def test_hearts_serve_answers_to_the_names_of_the_address_it_listens_on(monkeypatch, tmp_path, capsys, host,
+                                                                        allowed, refused):
+    import uvicorn
+
+    from hearts_app import cli
+
+    ran = {}
+    monkeypatch.setattr(uvicorn, "run", lambda app, host, port, **kw: ran.update(app=app))
+    assert cli.main(["serve", "--host", host, "--port", "8123", "--agents", "easy",
+                     "--games-dir", str(tmp_path / "g")]) == 0
+    assert "answers to the Host names" in capsys.readouterr().out
+    with TestClient(ran["app"]) as client:
+        for name in allowed:
+            assert client.get("/api/v1/agents", headers={"host": name}).status_code == 200, name
+        for name in refused:
+            assert client.get("/api/v1/agents", headers={"host": name}).status_code == 400, name
+
+
+def test_hearts_serve_allowed_hosts_replaces_the_default(monkeypatch, tmp_path, capsys):
+    import socket
+
+    import uvicorn
+
+    from hearts_app import cli
+    from hearts_app.serve_cli import default_allowed_hosts
+
+    assert default_allowed_hosts("127.0.0.1") == ["127.0.0.1", "localhost"]
+    assert default_allowed_hosts("0.0.0.0")[:1] == ["localhost"] and "0.0.0.0" in default_allowed_hosts("0.0.0.0")
+    assert socket.gethostname().lower() in default_allowed_hosts("0.0.0.0") + ["localhost"]
+    ran = {}
+    monkeypatch.setattr(uvicorn, "run", lambda app, host, port, **kw: ran.update(app=app))
+    assert cli.main(["serve", "--allowed-hosts", "hearts.example.org, *.lan", "--agents", "easy",
+                     "--games-dir", str(tmp_path / "g")]) == 0
+    assert "answers to the Host names hearts.example.org, *.lan" in capsys.readouterr().out
+    with TestClient(ran["app"]) as client:
+        assert client.get("/api/v1/agents", headers={"host": "hearts.example.org"}).status_code == 200
+        assert client.get("/api/v1/agents", headers={"host": "pi.lan:8000"}).status_code == 200
+        assert client.get("/api/v1/agents", headers={"host": "127.0.0.1"}).status_code == 400
+    assert cli.main(["serve", "--allowed-hosts", "*", "--agents", "easy", "--games-dir", str(tmp_path / "g")]) == 0
+    with TestClient(ran["app"]) as client:
+        assert client.get("/api/v1/agents", headers={"host": "anything.example"}).status_code == 200
+    with pytest.raises(SystemExit) as exit:
+        cli.main(["serve", "--allowed-hosts", "localhost,,x", "--games-dir", str(tmp_path / "g")])
+    assert exit.value.code == 2 and "--allowed-hosts 'localhost,,x': an empty name" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("page", ["/docs", "/redoc"])
+def test_the_api_docs_load_everything_from_the_server_itself(client, page):
+    import re
+
+    r = client.get(page)
+    assert r.status_code == 200
+    # Nothing from a CDN (FastAPI's default), nor Swagger UI's validator badge from validator.swagger.io.
+    assert "http://" not in r.text and "https://" not in r.text and "//cdn" not in r.text
+    assets = re.findall(r'(?:src|href)="([^"]+)"', r.text)
+    assert any(a.endswith(".js") for a in assets), r.text
+    for asset in assets:
+        assert asset.startswith("/") and not asset.startswith("//"), asset
+        fetched = client.get(asset)
+        assert fetched.status_code == 200 and len(fetched.content) > 1000, asset
+    if page == "/docs":
+        assert '"validatorUrl": null' in r.text
+        assert client.get("/openapi.json").json()["info"]["title"] == "Hearts Lab"
+
+
+@pytest.mark.parametrize("path", ["/api/v1/act", "/api/v1/games", "/api/v1/games/x/play"])
+@pytest.mark.parametrize("body", [b"[" * 65, b"[" * 1_000 + b"]" * 1_000, b"[" * 60_000,
+                                  b'{"agent": "hard", "record": ' + b'{"a": ' * 2_000 + b"1" + b"}" * 2_001,
+                                  b'{"rules": {"moon": ' + b"[" * 30_000 + b"]" * 30_000 + b"}}"],
+                         ids=["65", "1000-closed", "60000", "objects-2000", "in-a-field-30000"])
+def test_a_deeply_nested_body_is_the_documented_422(client, path, body):
+    # Python's JSON reader fails at about a thousand levels (a RecursionError, answered 400 with
+    # "There was an error parsing the body"); the API's bodies nest a few levels.
+    r = client.post(path, content=body, headers={"content-type": "application/json"})
+    assert r.status_code == 422, (path, r.status_code, r.text[:200])
+    assert r.json() == {"detail": "the body is not JSON this API reads: arrays and objects nested more than "
+                                  "64 levels deep"}
+
+
+def test_brackets_inside_strings_and_ordinary_nesting_are_not_refused(client):
+    r = client.post("/api/v1/games", json={"preset": "[" * 200, "rules": {"pass_cycle": [["left"]]}})
+    assert r.status_code == 422 and "nested" not in r.json()["detail"]  # an unknown preset, not the nesting
+    assert client.post("/api/v1/games", json={"rules": {"moon": "off"}}).status_code == 201
+
+
+def test_a_body_over_64_kib_is_413_however_deeply_nested(client):
+    r = client.post("/api/v1/act", content=b"[" * 100_000, headers={"content-type": "application/json"})
+    assert r.status_code == 413

@@ -8,13 +8,19 @@ Routes (``docs/serve.md`` has them with examples; OpenAPI at ``/docs`` and ``/op
   ``GET /api/v1/games/{id}/record``: the games (``games.GameStore``; views from ``view``);
 * ``GET /api/v1/agents``, ``POST /api/v1/act``: bots as a service (``bots``).
 
-Errors are JSON ``{"detail": "one line"}`` (a refused card adds ``"legal"``): 404 an unknown game,
-409 a card that may not be played now (or not your turn, or the game over), 413 a body over
-64 KiB, 422 anything malformed or not allowed in a request.
+Errors are JSON ``{"detail": "one line"}`` (a refused card adds ``"legal"``): 400 a ``Host`` header
+the server does not answer to (``allowed_hosts``), 404 an unknown game, 409 a card that may not be
+played now (or not your turn, or the game over), 413 a body over 64 KiB, 422 anything malformed or
+not allowed in a request (a body nested deeper than 64 levels included).
+
+The API docs (``/docs``, ``/redoc``) load their scripts from the app itself (``fastapi_offline``), so
+they work without the internet and tell no other site who reads them.
 """
 
 from __future__ import annotations
 
+import ipaddress
+import re
 import typing
 from collections.abc import Sequence
 from pathlib import Path
@@ -24,7 +30,10 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
+from fastapi_offline import FastAPIOffline
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+
+import numpy as np
 
 import hearts_env
 from hearts_env import cards
@@ -83,13 +92,86 @@ class Act(BaseModel):
 
 
 # ---------------------------------------------------------------------------------------------
-# A bound on the request body, before anything parses it
+# Bounds on the request, before anything parses it: its Host header, its body's size and nesting
 # ---------------------------------------------------------------------------------------------
+
+#: The deepest nesting of arrays and objects a request body may have (the API's bodies need a few;
+#: Python's JSON reader fails past about a thousand, with a RecursionError).
+MAX_DEPTH = 64
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_OPENING, _CLOSING = np.frombuffer(b"[{", np.uint8), np.frombuffer(b"]}", np.uint8)
+
+
+def nested_too_deeply(body: bytes, limit: int = MAX_DEPTH) -> bool:
+    """Whether the JSON text ``body`` nests arrays and objects more than ``limit`` deep (brackets
+    inside strings do not count). Vectorised: at most 64 KiB arrive here, on every request."""
+    if body.count(b"[") + body.count(b"{") <= limit:
+        return False
+    text = np.frombuffer(_JSON_STRING.sub(b'""', body), np.uint8)
+    steps = np.isin(text, _OPENING).astype(np.int32) - np.isin(text, _CLOSING)
+    return bool(steps.size) and int(np.cumsum(steps).max()) > limit
+
+
+def _host_name(header: str) -> str:
+    """The name in a Host header, without the port, the IPv6 brackets or a final dot, lower case."""
+    header = header.strip().lower()
+    if header.startswith("["):
+        return header[1:header.find("]")] if "]" in header else header
+    return header.rsplit(":", 1)[0].rstrip(".") if header.count(":") == 1 else header.rstrip(".")
+
+
+def _address_kind(name: str) -> int | None:
+    """4 or 6 for an IP address, else None (a name)."""
+    try:
+        return ipaddress.ip_address(name).version
+    except ValueError:
+        return None
+
+
+class AllowedHosts:
+    """ASGI middleware: a request whose ``Host`` header is not one of ``hosts`` gets 400 before
+    the app sees it. A page of another site whose name an attacker points at this machine (DNS
+    rebinding) is sent with that site's name as its Host, so it cannot use the API from a visitor's
+    browser. ``hosts`` holds names and addresses (any port); ``*.example.org`` allows the names
+    under example.org, ``0.0.0.0`` every IPv4 address and ``::`` every IPv6 address (an address
+    typed into a browser is no rebinding), ``*`` everything."""
+
+    def __init__(self, app, hosts: Sequence[str]):
+        self.app, self.hosts = app, list(hosts)
+        names = {_host_name(h) for h in hosts}
+        self.everything = "*" in names
+        self.addresses = {kind for kind, wildcard in ((4, "0.0.0.0"), (6, "::")) if wildcard in names}
+        self.suffixes = tuple(n[1:] for n in names if n.startswith("*."))
+        self.names = {n for n in names if not n.startswith("*")}
+
+    def allows(self, header: str) -> bool:
+        name = _host_name(header)
+        if self.everything or name in self.names or (self.suffixes and name.endswith(self.suffixes)):
+            return True
+        return bool(name) and _address_kind(name) in self.addresses
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] not in ("http", "websocket") or self.everything:
+            await self.app(scope, receive, send)
+            return
+        header = dict(scope["headers"]).get(b"host", b"").decode("latin-1")
+        if self.allows(header):
+            await self.app(scope, receive, send)
+            return
+        if scope["type"] == "websocket":
+            await send({"type": "websocket.close", "code": 1008})
+            return
+        shown = header if len(header) <= 80 else header[:77] + "..."
+        detail = (f"this server does not answer to the Host {shown!r}; it answers to {', '.join(self.hosts)} "
+                  "(hearts serve --allowed-hosts names others)")
+        response = JSONResponse({"detail": detail}, status_code=400, headers={"Connection": "close"})
+        await response(scope, receive, send)
 
 
 class BodyLimit:
     """ASGI middleware: a request body over ``limit`` bytes gets 413 before the app sees it (the
-    declared Content-Length, then the bytes actually received, so a chunked body is bounded too)."""
+    declared Content-Length, then the bytes actually received, so a chunked body is bounded too),
+    and one nested deeper than ``MAX_DEPTH`` levels gets 422."""
 
     def __init__(self, app, limit: int = MAX_BODY):
         self.app, self.limit = app, limit
@@ -118,6 +200,10 @@ class BodyLimit:
                 await self._refuse(scope, receive, send, 413, self._too_large(None))
                 return
             more = message.get("more_body", False)
+        if nested_too_deeply(bytes(body)):
+            await self._refuse(scope, receive, send, 422, f"the body is not JSON this API reads: arrays and objects "
+                                                          f"nested more than {MAX_DEPTH} levels deep")
+            return
         replayed = False
 
         async def replay():
@@ -159,22 +245,28 @@ def _validation_detail(err: RequestValidationError) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
-def create_app(offered: Sequence[str], games_dir: str | Path, seed: int | None = None) -> FastAPI:
+def create_app(offered: Sequence[str], games_dir: str | Path, seed: int | None = None,
+               allowed_hosts: Sequence[str] | None = None) -> FastAPI:
     """The web app over ``offered`` agent specs (the only ones a request may name) and the games
     saved in ``games_dir``; ``seed`` makes the seeds of games created without one reproducible.
-    Raises ``agents.AgentSpecError`` for an offered spec that cannot be made."""
+    ``allowed_hosts``: the ``Host`` names it answers to (see :class:`AllowedHosts`; ``hearts serve``
+    always gives them); None answers to every Host. Raises ``agents.AgentSpecError`` for an offered
+    spec that cannot be made."""
     offered = list(dict.fromkeys(offered))
     if not offered:
         raise ValueError("no agents offered")
     info = bots_module.describe(offered)
     store = GameStore(offered, games_dir, seed=seed)
     bots = Bots(offered, info)
-    app = FastAPI(
+    app = FastAPIOffline(  # a FastAPI app whose /docs and /redoc are served from the package, not a CDN
         title="Hearts Lab", version=hearts_env.__version__,
         description="Hearts against the Hearts Lab agents, and the agents as a service. See docs/serve.md.",
+        swagger_ui_parameters={"validatorUrl": None},  # (else the page asks validator.swagger.io for a badge)
     )
     app.state.store, app.state.bots = store, bots
     app.add_middleware(BodyLimit, limit=MAX_BODY)
+    if allowed_hosts is not None:  # added last, so it runs first
+        app.add_middleware(AllowedHosts, hosts=list(allowed_hosts))
 
     @app.exception_handler(GameError)
     def _game_error(request: Request, err: GameError):
