@@ -45,7 +45,7 @@ CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
 
 #: What ``run_name`` may be: one folder name, no path (letters, digits, ``.``, ``_``, ``-``;
 #: starting with a letter or digit, so never ``.``, ``..``, a hidden folder or an option-like ``-x``).
-_RUN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+RUN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
 class ConfigError(ValueError):
@@ -83,13 +83,15 @@ Int = Annotated[int, BeforeValidator(_whole)]
 Float = Annotated[float, BeforeValidator(_number)]
 
 
-class _Strict(BaseModel):
+class Strict(BaseModel):
+    """The base of every settings model (here and in ``train.recipe``): unknown keys refused, frozen."""
+
     # strict: no silent conversion ("1" -> 1, true -> 1, "yes" -> True); Int/Float above admit whole
     # numbers written as floats and NumPy's numbers.
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
-class LeagueConfig(_Strict):
+class LeagueConfig(Strict):
     """Who sits at the learner's tables. Each seat is drawn by these weights; every table keeps
     at least ``min_learners`` seats for the current policy (shared weights)."""
 
@@ -110,7 +112,7 @@ class LeagueConfig(_Strict):
         return self
 
 
-class ImitationConfig(_Strict):
+class ImitationConfig(Strict):
     """Optional warm start: imitate a bot before PPO (behaviour cloning, plus a value fit)."""
 
     teacher: Optional[str] = Field(None, description="bot spec to imitate, e.g. hard; None skips it")
@@ -120,7 +122,7 @@ class ImitationConfig(_Strict):
     learning_rate: Float = Field(1e-3, gt=0)
 
 
-class TrainConfig(_Strict):
+class TrainConfig(Strict):
     run_name: str = Field("ppo", description="folder under the runs directory: a plain folder name (letters, digits, "
                                              "'.', '_', '-', starting with a letter or digit)")
     rules: Any = Field("classic", description="rules preset name or a mapping of options")
@@ -159,7 +161,7 @@ class TrainConfig(_Strict):
     @classmethod
     def _plain_folder_name(cls, value: str) -> str:
         # The run writes into runs_dir/run_name: a path ("../x", "a/b", "/tmp/x") would write elsewhere.
-        if not _RUN_NAME.fullmatch(value):
+        if not RUN_NAME.fullmatch(value):
             raise ValueError(f"must be a plain folder name (letters, digits, '.', '_', '-', starting with a letter "
                              f"or digit), got {value!r}")
         return value

@@ -37,6 +37,7 @@ arena's head-to-head against each of ``evaluation.opponents``); the mean over th
 
 from __future__ import annotations
 
+import ctypes
 import json
 import multiprocessing
 import os
@@ -51,27 +52,28 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, ValidationError, field_validator, model_validator
 
+from agents import AgentSpecError, is_slow, make
 from hearts_env.rules import Rules
 from hearts_env.settings_files import apply_overrides, read_mapping
 
 from .config import (
-    _RUN_NAME,
+    RUN_NAME,
     ConfigError,
     Float,
     Int,
     SettingsChanged,
+    Strict,
     TrainConfig,
-    _Strict,
     check_agents,
     config_from_mapping,
     to_rules,
     validation_problems,
 )
-from .distill import opponent_list
+from . import distill
 
 
 def _folder_name(value: str) -> str:
-    if not _RUN_NAME.fullmatch(value):
+    if not RUN_NAME.fullmatch(value):
         raise ValueError(f"must be a plain folder name (letters, digits, '.', '_', '-'), got {value!r}")
     return value
 
@@ -82,7 +84,7 @@ FolderName = Annotated[str, AfterValidator(_folder_name)]
 RECIPE_FILES = ("evaluation", "policy.pt", "policy.tmp", "recipe.json", "recipe.log", "recipe.tmp")
 
 
-class PPOStage(_Strict):
+class PPOStage(Strict):
     """PPO from a training config (``hearts train``'s), trained to each budget in turn."""
 
     kind: Literal["ppo"]
@@ -99,14 +101,14 @@ class PPOStage(_Strict):
         return budgets
 
 
-class Collection(_Strict):
+class Collection(Strict):
     """One collection of a round: ``hands`` hands from ``seed`` (one worker's work)."""
 
     seed: Int = Field(ge=0)
     hands: Int = Field(ge=1)
 
 
-class Round(_Strict):
+class Round(Strict):
     """One improvement round: collect labels of the current policy's decisions, then fit them.
 
     ``teacher: rollout`` (the default) plays every legal card out on the real deal and fits the
@@ -152,13 +154,13 @@ class Round(_Strict):
         return self
 
 
-class ImproveStage(_Strict):
+class ImproveStage(Strict):
     kind: Literal["improve"]
     name: FolderName
     rounds: list[Round] = Field(min_length=1)
 
 
-class EvaluationConfig(_Strict):
+class EvaluationConfig(Strict):
     opponents: list[str] = Field(default_factory=lambda: ["random", "easy", "normal", "hard"],
                                  description="head-to-heads after every step; their mean is the panel score")
     deals: Int = Field(2000, ge=1)
@@ -168,7 +170,7 @@ class EvaluationConfig(_Strict):
 Stage = Annotated[PPOStage | ImproveStage, Field(discriminator="kind")]
 
 
-class RecipeConfig(_Strict):
+class RecipeConfig(Strict):
     name: FolderName = Field(description="the recipe's folder under the runs directory")
     rules: Any = "classic"
     start: str | None = Field(None, description="a policy checkpoint the first stage starts from (relative to "
@@ -228,7 +230,7 @@ def start_path(recipe: RecipeConfig, folder: Path) -> Path | None:
 
 def check_start(recipe: RecipeConfig, folder: Path) -> None:
     """Refuse a start policy that is missing, unreadable or of other rules before any work."""
-    from agents.checkpoint import CheckpointError, load_policy
+    from agents.checkpoint import CheckpointError, load_policy  # imports torch (the train extra)
 
     path = start_path(recipe, folder)
     if path is None:
@@ -244,8 +246,6 @@ def check_start(recipe: RecipeConfig, folder: Path) -> None:
 def check_recipe_agents(recipe: RecipeConfig, folder: Path) -> None:
     """Build every training config and agent the recipe names, so that a typo fails before any
     work (not hours in, at the step that uses it)."""
-    from agents import AgentSpecError, is_slow, make
-
     def build(spec: str, where: str) -> None:
         try:
             make(spec, rules=recipe.rules_value)
@@ -259,7 +259,7 @@ def check_recipe_agents(recipe: RecipeConfig, folder: Path) -> None:
         for index, spec in enumerate(stage.rounds):
             where = f"stages.{stage.name}.rounds.{index}.opponent"
             try:
-                opponents = opponent_list(spec.opponent)
+                opponents = distill.opponent_list(spec.opponent)
             except ValueError as err:
                 raise ConfigError(f"{where}: {err}") from None
             for opponent in opponents:
@@ -367,7 +367,7 @@ class Recipe:
 
     def run(self) -> dict:
         """Run every step not yet done; returns the summary (also in ``recipe.json``)."""
-        from torch.utils.tensorboard import SummaryWriter
+        from torch.utils.tensorboard import SummaryWriter  # the train extra (torch, tensorboard)
 
         self._save_state()
         writer = None
@@ -411,7 +411,7 @@ class Recipe:
         return summary
 
     def _ppo(self, stage: PPOStage, start: Path | None) -> Path:
-        from .ppo import Run
+        from .ppo import Run  # imports torch (the train extra)
 
         for budget in stage.budgets:
             config = stage_config(self.config, stage, self.config_folder, start, budget)
@@ -429,8 +429,6 @@ class Recipe:
         return self.dir / stage.name / "policy.pt"
 
     def _round(self, stage: ImproveStage, index: int, start: Path | None) -> Path:
-        from .distill import fit
-
         spec = stage.rounds[index]
         folder = self.dir / stage.name / f"round{index + 1}"
         out, data = folder / "policy.pt", folder / "data"
@@ -461,7 +459,7 @@ class Recipe:
         else:
             for job in jobs:
                 _collect(job)
-        stats = fit(str(start), data, out, epochs=spec.epochs, temperature=spec.temperature, margin=spec.margin,
+        stats = distill.fit(str(start), data, out, epochs=spec.epochs, temperature=spec.temperature, margin=spec.margin,
                     learning_rate=spec.learning_rate, batch_size=spec.batch_size, seed=spec.fit_seed,
                     loss=spec.loss or ("imitation" if spec.teacher == "expert" else "improvement"), log=self.log)
         self.log(f"{stage.name} round {index + 1}: fitted {stats.get('examples', 0):,} examples -> {out}")
@@ -480,8 +478,6 @@ def _die_with_parent(parent: int) -> None:
     it would go on writing shards into the folder the rerun collects into. (Linux; elsewhere the
     workers finish their collection first.)"""
     if sys.platform.startswith("linux"):
-        import ctypes
-
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
     if os.getppid() != parent:  # the parent died before that call
         os._exit(1)
@@ -489,10 +485,8 @@ def _die_with_parent(parent: int) -> None:
 
 def _collect(job: tuple) -> int:
     """One collection (in a worker process): :func:`train.distill.collect_shard`."""
-    from .distill import collect_shard
-
     student, data, hands, seed, tables, opponent, rules, teacher, determinizations, pass_labels, card_labels = job
-    return collect_shard(student, Path(data), hands, seed, tables, determinizations=determinizations,
+    return distill.collect_shard(student, Path(data), hands, seed, tables, determinizations=determinizations,
                          opponent=opponent, rules=Rules.from_dict(rules), teacher=teacher,
                          pass_labels=pass_labels, card_labels=card_labels,
                          log=lambda message: print(message, file=sys.stderr, flush=True))
