@@ -20,6 +20,8 @@ from pathlib import Path
 
 from .base import (Agent, AgentSpecError, FunctionAgent, available, builtin, is_code_spec, is_slow, make, register,
                    register_prefix)
+from .onnx_policy import load_onnx_policy  # (onnxruntime itself is imported when a model is loaded)
+from .search import SearchAgent
 
 #: Trained policies shipped with the project: spec -> (file under agents/policies, rules preset).
 SHIPPED_POLICIES = {
@@ -30,20 +32,18 @@ POLICY_DIR = Path(__file__).parent / "policies"
 
 
 def _checkpoint_agent(path: str, seed, rules):
-    from .checkpoint import load_policy  # torch is imported only when a checkpoint is used
+    from .checkpoint import load_policy  # torch (the train extra) is imported only when a checkpoint is used
 
     return load_policy(path, rules=rules, seed=seed)
 
 
 def _onnx_agent(path: str, seed, rules):
-    from .onnx_policy import load_onnx_policy  # onnxruntime is imported only when an exported model is used
-
     return load_onnx_policy(path, rules=rules)
 
 
 def _shipped(filename: str):
     def factory(seed):
-        from .checkpoint import load_policy
+        from .checkpoint import load_policy  # torch (the train extra)
 
         return load_policy(POLICY_DIR / filename, seed=seed)
 
@@ -63,8 +63,6 @@ __all__ = ["Agent", "AgentSpecError", "FunctionAgent", "SHIPPED_POLICIES", "avai
 
 
 def _search(seed):
-    from .search import SearchAgent
-
     return SearchAgent("classic", seed=seed)
 
 
@@ -76,8 +74,6 @@ POLICY_SEARCH_DETERMINIZATIONS = 64
 
 
 def _policy_search(seed):
-    from .search import SearchAgent
-
     policy = make("ppo-classic", seed=seed)  # loaded once: it plays the later cards and the passes
     agent = SearchAgent("classic", rollout="hard", own=policy, base=policy,
                         determinizations=POLICY_SEARCH_DETERMINIZATIONS, seed=seed)
@@ -104,8 +100,6 @@ def expert_player(policy, rules="classic", seed=None, determinizations: int = EX
     and the ``determinizations`` worlds per decision are dealt by the belief model
     :data:`EXPERT_BELIEF`. The ``expert`` spec is this over ``ppo-classic``; distillation's expert
     teacher (``train.distill``) is this over its student, narrowed further."""
-    from .search import SearchAgent
-
     if not EXPERT_BELIEF.is_file():
         raise AgentSpecError(f"the expert deals its worlds by the belief model {EXPERT_BELIEF}, which is missing; "
                              "restore it from the repository, or train one with `hearts belief` (docs/training.md)")

@@ -34,6 +34,7 @@ import numpy as np
 
 from hearts_env.cards import NUM_CARDS, first_empty_row
 from hearts_env.observe import OBS_DIM
+from hearts_env.rules import Rules, RulesError
 from hearts_env.state import as_array
 
 
@@ -163,8 +164,6 @@ def _plays(spec: str, rules) -> bool:
     required = _RULES_ONLY.get(spec)
     if required is None:
         return True
-    from hearts_env.rules import Rules
-
     return Rules.preset(required).same_game(rules)
 
 
@@ -174,8 +173,6 @@ def _check_plays(name: str, rules, label: str | None = None) -> None:
     required = _RULES_ONLY.get(name)
     if required is None or rules is None:
         return
-    from hearts_env.rules import Rules
-
     trained_for = Rules.preset(required)
     if not trained_for.same_game(rules):
         raise AgentSpecError(
@@ -253,8 +250,6 @@ def _from_text(spec: str, seed: int | None, rules) -> Agent:
             raise AgentSpecError(f"agent {spec!r}: {_PREFIX_FILES[prefix]} file not found: {path}")
         _check_plays(prefix, rules, label=text)
         if isinstance(rules, str):  # a preset name: the factories (checkpoint checks) take Rules
-            from hearts_env.rules import Rules, RulesError
-
             try:
                 rules = Rules.resolve(rules)
             except RulesError as err:

@@ -29,6 +29,7 @@ from hearts_env.cards import NUM_CARDS
 from hearts_env.observe import OBS_DIM
 from hearts_env.rules import Rules
 
+from .checkpoint import CheckpointError, load_network, save
 from .policy import mlp_trunk
 
 #: The holders a belief gives odds for: the seats left, across and right of the viewer.
@@ -66,16 +67,12 @@ class Belief:
 
 def save_belief(path, net: BeliefNet, meta: dict[str, Any]):
     """Write a belief file (a checkpoint with ``kind: belief``)."""
-    from .checkpoint import save
-
     return save(path, net, {**meta, "kind": KIND})
 
 
 def load_belief(path, rules: Rules | None = None) -> Belief:
     """The belief model of a file, checked like a policy checkpoint (never runs code): its kind,
     observation version, rules (the same game as ``rules`` when given) and sizes."""
-    from .checkpoint import CheckpointError, load_network
-
     net, meta = load_network(path, rules, KIND, "belief model", lambda hidden, _scorer: BeliefNet(hidden))
     players = meta["rules"]["num_players"]
     if players != 4:

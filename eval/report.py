@@ -12,6 +12,11 @@ import json
 import math
 from pathlib import Path
 
+from matplotlib.figure import Figure
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
 from .arena import ArenaResult
 
 FILES = {
@@ -117,9 +122,6 @@ def describe_run(result: ArenaResult) -> str:
 def _fitted_table(console, title: str, columns: list, rows: list, left: tuple[str, ...]):
     """A rich table of ``rows`` that fits the console: the lowest-priority columns are dropped
     until it does; labels fold onto a second line rather than being cut."""
-    from rich import box
-    from rich.table import Table
-
     kept = list(columns)
     while True:
         table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
@@ -142,8 +144,6 @@ def _fitted_table(console, title: str, columns: list, rows: list, left: tuple[st
 def print_terminal(result: ArenaResult, file=None, width: int | None = None) -> None:
     """The leaderboard and the paired differences as rich tables, fitted to the terminal's width
     (``width``, or 160 columns when writing to a file or a pipe)."""
-    from rich.console import Console
-
     console = Console(file=file, width=width)
     if not console.is_terminal:
         console = Console(file=file, width=width or 160, color_system=None)
@@ -220,12 +220,8 @@ def pairs_csv(result: ArenaResult) -> str:
 
 
 def plot(result: ArenaResult, path: str | Path) -> Path:
-    """A PNG of each agent's mean points per hand with its interval (Agg backend, no display)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    """A PNG of each agent's mean points per hand with its interval. A bare ``Figure`` (no pyplot): no
+    display needed, and the caller's matplotlib backend stays as it was."""
     rows = result.leaderboard
     labels = [r["agent"] for r in rows]
     means = [r["points_per_hand"]["mean"] for r in rows]
@@ -233,7 +229,8 @@ def plot(result: ArenaResult, path: str | Path) -> Path:
     highs = [r["points_per_hand"]["high"] for r in rows]
     err = [[m - (lo if lo is not None else m) for m, lo in zip(means, lows)],
            [(hi if hi is not None else m) - m for m, hi in zip(means, highs)]]
-    fig, ax = plt.subplots(figsize=(7, 1.2 + 0.5 * len(rows)))
+    fig = Figure(figsize=(7, 1.2 + 0.5 * len(rows)))
+    ax = fig.subplots()
     y = list(range(len(rows)))[::-1]
     ax.errorbar(means, y, xerr=err, fmt="o", capsize=4, color="tab:red")
     ax.set_yticks(y, labels)
@@ -247,7 +244,6 @@ def plot(result: ArenaResult, path: str | Path) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
-    plt.close(fig)
     return path
 
 

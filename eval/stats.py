@@ -18,7 +18,7 @@ import dataclasses
 import math
 
 import numpy as np
-from scipy import stats as _scipy_stats
+from scipy.special import ndtri, stdtr, stdtrit  # what scipy.stats.t and .norm compute, without loading scipy.stats
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,7 +71,7 @@ def t_interval(values, confidence: float = 0.95, test_zero: bool = False) -> Int
             p_value = 1.0 if mean == 0 else 0.0
         else:
             t_stat = mean / (sd / math.sqrt(n))
-            p_value = float(2 * _scipy_stats.t.sf(abs(t_stat), n - 1))
+            p_value = float(2 * stdtr(n - 1, -abs(t_stat)))  # t.sf(|t|, n - 1), both tails
     return Interval(mean, mean - half, mean + half, sd, n, confidence, p_value)
 
 
@@ -87,7 +87,7 @@ def t_quantile(confidence: float, df: int) -> float:
     """The two-sided critical value ``t(1 - α/2, df)`` for ``confidence = 1 - α``."""
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
-    return float(_scipy_stats.t.ppf(0.5 + confidence / 2, df))
+    return float(stdtrit(df, 0.5 + confidence / 2))  # t.ppf
 
 
 def deals_needed(sd: float, half_width: float, confidence: float = 0.95) -> int | None:
@@ -101,7 +101,7 @@ def deals_needed(sd: float, half_width: float, confidence: float = 0.95) -> int 
         return None
     if sd == 0:
         return 2
-    z = float(_scipy_stats.norm.ppf(0.5 + confidence / 2))
+    z = float(ndtri(0.5 + confidence / 2))  # norm.ppf
     n = max(2, math.ceil((z * sd / half_width) ** 2))
     # The t quantile is above z, so step up until the t-interval fits (a few steps at most).
     while t_quantile(confidence, n - 1) * sd / math.sqrt(n) > half_width:

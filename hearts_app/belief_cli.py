@@ -6,6 +6,9 @@ import argparse
 import json
 import sys
 
+from agents import is_slow, make
+from train.belief import train
+
 from . import arguments
 from .errors import UsageError, writable_file
 
@@ -40,8 +43,6 @@ def run(args: argparse.Namespace) -> int:
     if any(width < 1 for width in args.hidden):
         raise UsageError(f"--hidden widths must be 1 or more, got {args.hidden}")
     out = writable_file(args.out, "the belief file")  # found now, not after minutes of work
-    from agents import is_slow, make
-
     for flag, spec in (("--opponent", args.opponent), ("--viewer", args.viewer)):
         if is_slow(spec):
             raise UsageError(f"{flag} {spec!r} is a slow searching player; pick a bot or a policy")
@@ -49,8 +50,6 @@ def run(args: argparse.Namespace) -> int:
             make(spec, rules="classic")
         except ValueError as err:
             raise UsageError(f"{flag} {spec!r}: {err}") from None
-    from train.belief import train
-
     try:
         stats = train(out, hands=args.hands, workers=args.workers, seed=args.seed, opponent=args.opponent,
                       viewer=args.viewer, hidden=tuple(args.hidden), epochs=args.epochs,

@@ -29,6 +29,7 @@ separate short run with tracemalloc (it slows the loop, so it is not timed).
 from __future__ import annotations
 
 import dataclasses
+import random
 import time
 import tracemalloc
 import warnings
@@ -36,8 +37,11 @@ from typing import Callable
 
 import numpy as np
 
-from hearts_env import cards, engine
-from hearts_env.observe import OBS_DIM, observe
+from agents import AgentSpecError, builtin, is_slow, make
+from hearts_env import cards, engine, loop
+from hearts_env.aec import raw_env
+from hearts_env.gym import HeartsSeatEnv, HeartsVectorEnv
+from hearts_env.observe import OBS_DIM, decode, observe
 from hearts_env.rules import Rules
 
 DEFAULT_BATCH_SIZES = (1, 64, 1024, 8192)
@@ -51,15 +55,11 @@ SEARCH_DECISIONS = 128
 
 def default_agents() -> tuple[str, ...]:
     """The agents ``hearts bench`` measures unless told: the bots and the installed search players."""
-    from agents import builtin
-
     return FAST_AGENTS + tuple(spec for spec in SEARCH_AGENTS if spec in builtin(slow=True))
 
 
 def is_search_agent(spec: str) -> bool:
     """A search player (``expert:N`` too): measured on ``SEARCH_DECISIONS`` decisions."""
-    from agents import is_slow
-
     return is_slow(spec)
 
 
@@ -156,8 +156,6 @@ def peak_memory_mb(rules: Rules, batch_size: int, steps: int = 130, seed: int = 
 
 def bench_aec(rules: Rules, seconds: float, seed: int = 0) -> BenchResult:
     """The PettingZoo AEC env, one game, hand episodes, random legal actions from the mask."""
-    from hearts_env.aec import raw_env
-
     env = raw_env(rules=rules)
     env.reset(seed=seed)
     rng = np.random.default_rng(seed)
@@ -186,8 +184,6 @@ def bench_gym(rules: Rules, seconds: float, seed: int = 0) -> BenchResult:
     """The Gymnasium single-seat env, one game, hand episodes: a random learner at seat 0 against
     random opponents. Its decisions/s count every seat's decisions (the learner's steps and the
     opponents' moves made inside them), so it compares with the other rows per decision."""
-    from hearts_env.gym import HeartsSeatEnv
-
     env = HeartsSeatEnv(rules=rules, opponents="random")
     env.reset(seed=seed)
     rng = np.random.default_rng(seed)
@@ -213,8 +209,6 @@ def bench_vector(rules: Rules, num_envs: int, seconds: float, seed: int = 0) -> 
     Its decisions/s are the learner's env steps per second (each also runs the opponents'
     observed decisions up to the learner's next turn).
     """
-    from hearts_env.gym import HeartsVectorEnv
-
     env = HeartsVectorEnv(num_envs=num_envs, rules=rules, opponents="random")
     _, info = env.reset(seed=seed)
     rng = np.random.default_rng(seed)
@@ -233,8 +227,6 @@ def bench_vector(rules: Rules, num_envs: int, seconds: float, seed: int = 0) -> 
 
 def bench_agents(rules: Rules, specs: list[str], batch_size: int, seconds: float, seed: int = 0) -> list[BenchResult]:
     """Moves/s of each agent deciding for a batch of observations from random mid-hand states."""
-    from agents import make  # imported only here: agents may import heavy libraries
-
     state = engine.init(_endless(rules), batch_size, seed)
     rng = np.random.default_rng(seed)
     samples = []
@@ -263,10 +255,6 @@ def bench_agents(rules: Rules, specs: list[str], batch_size: int, seconds: float
 def search_decisions(rules: Rules, count: int = SEARCH_DECISIONS, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """``count`` card plays with a choice (observations, masks), spread over the hands of four
     hard bots playing eight deals."""
-    from agents import make
-    from hearts_env import loop
-    from hearts_env.observe import decode
-
     state = engine.init(rules, 8, seed)
     seen = []
     loop.play(state, [make("hard", rules=rules)], [0] * rules.num_players, until="hand",
@@ -280,8 +268,6 @@ def search_decisions(rules: Rules, count: int = SEARCH_DECISIONS, seed: int = 0)
 
 def bench_search(rules: Rules, spec: str, seconds: float, seed: int = 0) -> BenchResult:
     """Decisions/s of a search player at its default budget, on :func:`search_decisions`."""
-    from agents import make
-
     agent = make(spec, seed=seed, rules=rules)
     obs, mask = search_decisions(rules, seed=seed)
     agent.act(obs[:1], mask[:1])  # warm-up: the first call may compile kernels
@@ -297,11 +283,9 @@ def bench_search(rules: Rules, spec: str, seconds: float, seed: int = 0) -> Benc
 def bench_open_spiel(seconds: float, seed: int = 0, with_obs: bool = False) -> BenchResult | None:
     """OpenSpiel ``hearts`` random play, or None when ``pyspiel`` is not installed."""
     try:
-        import pyspiel
+        import pyspiel  # the bench extra (OpenSpiel): measured only when installed
     except ImportError:
         return None
-    import random
-
     game = pyspiel.load_game("hearts")
     rng = random.Random(seed)
     hands = 0
@@ -337,8 +321,6 @@ def run(
     progress=None,
 ) -> list[BenchResult]:
     """Every measure; ``agent_specs`` default :func:`default_agents`."""
-    from agents import AgentSpecError
-
     say = progress or (lambda message: None)
     results = []
     for with_obs in (False, True):

@@ -6,8 +6,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
+import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+
+from agents import is_slow, make
+from eval.cluster import ClusterError, map_jobs
+from train.distill import collect_shard, fit, opponent_list
 
 from . import arguments
 from .errors import UsageError, writable_file
@@ -89,8 +95,6 @@ def _check_positive(**values: float) -> None:
 
 
 def _collect_one(job: tuple) -> int:
-    from train.distill import collect_shard
-
     student, out, hands, seed, tables, determinizations, opponent, teacher, pass_labels, card_labels = job
     return collect_shard(student, Path(out), hands, seed, tables, determinizations, opponent, teacher=teacher,
                          pass_labels=pass_labels, card_labels=card_labels,
@@ -107,9 +111,6 @@ def run_collect(args: argparse.Namespace) -> int:
                          "labelled (the search teacher labels card plays only)")
     if Path(args.out).exists() and not Path(args.out).is_dir():
         raise UsageError(f"--out {args.out} is a file; name a folder for the shards")
-    from agents import is_slow, make
-    from train.distill import opponent_list
-
     try:
         names = opponent_list(args.opponent)
         for name in names:
@@ -135,10 +136,6 @@ def run_collect(args: argparse.Namespace) -> int:
 def _collect_remote(job: tuple, local: dict[str, str]) -> tuple[int, dict[str, bytes]]:
     """One worker's collection on a Ray worker: the shards it wrote (name -> bytes), for the head to
     write to --out. ``job`` is :func:`_collect_one`'s plus the shard names already in --out."""
-    import tempfile
-
-    from train.distill import collect_shard
-
     (student, _, hands, seed, tables, determinizations, opponent, teacher, pass_labels, card_labels), skip = job
     with tempfile.TemporaryDirectory(prefix="hearts-collect-") as folder:
         count = collect_shard(local[student], Path(folder), hands, seed, tables, determinizations, opponent,
@@ -149,10 +146,6 @@ def _collect_remote(job: tuple, local: dict[str, str]) -> tuple[int, dict[str, b
 
 def _collect_on_ray(args: argparse.Namespace, jobs: list) -> int:
     """The same jobs (seeds) as the local backend, as Ray tasks; shards already in --out are skipped."""
-    import time
-
-    from eval.cluster import ClusterError, map_jobs
-
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     skip = sorted(path.name for path in out.glob("shard_*.npz"))
@@ -179,8 +172,7 @@ def _collect_on_ray(args: argparse.Namespace, jobs: list) -> int:
 
 
 def run_fit(args: argparse.Namespace) -> int:
-    from agents.checkpoint import CheckpointError
-    from train.distill import fit
+    from agents.checkpoint import CheckpointError  # imports torch (the train extra)
 
     _check_positive(epochs=args.epochs, temperature=args.temperature, learning_rate=args.learning_rate,
                     batch_size=args.batch_size)

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
+
+from export.model import ExportError, export_policy
 
 from .errors import UsageError
 
@@ -38,8 +41,6 @@ EXPORT_MODULES = ("torch", "onnx", "onnxscript", "onnxruntime")
 
 
 def run_command(args: argparse.Namespace) -> int:
-    import importlib
-
     missing = []
     for module in EXPORT_MODULES:
         try:
@@ -49,8 +50,7 @@ def run_command(args: argparse.Namespace) -> int:
     if missing:
         raise UsageError(f"hearts export needs {', '.join(missing)}: run scripts/setup.sh export "
                          f"(or pip install -e '.[export]')")
-    from agents.checkpoint import CheckpointError
-    from export.model import ExportError, export_policy
+    from agents.checkpoint import CheckpointError  # imports torch (the export extra, checked above)
 
     if args.golden < 0:
         raise UsageError(f"--golden must be 0 or more, got {args.golden}")

@@ -9,6 +9,10 @@ import json
 import sys
 from pathlib import Path
 
+from eval.arena import head_to_heads, training_evaluation
+from train.config import ConfigError
+from train.recipe import Recipe, load_recipe
+
 from . import arguments
 from .errors import UsageError, writable_folder
 
@@ -33,9 +37,6 @@ def register(subparsers) -> None:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    from train.config import ConfigError
-    from train.recipe import load_recipe
-
     if not Path(args.config).is_file():
         raise UsageError(f"recipe not found: {args.config} (the shipped ones: configs/recipes/*.yaml)")
     try:
@@ -43,9 +44,6 @@ def run_command(args: argparse.Namespace) -> int:
     except ConfigError as err:
         raise UsageError(str(err)) from None
     writable_folder(args.runs_dir, "--runs-dir")
-    from eval.arena import head_to_heads, training_evaluation
-    from train.recipe import Recipe
-
     def evaluate(policy, rules, evaluation):
         """The policy file against each of ``evaluation.opponents``."""
         found = head_to_heads(f"ckpt:{policy}", evaluation.opponents, rules, deals=evaluation.deals,

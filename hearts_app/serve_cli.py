@@ -12,6 +12,8 @@ import socket
 import sys
 from pathlib import Path
 
+from agents import AgentSpecError, builtin
+
 from .errors import UsageError
 
 DEFAULT_HOST = "127.0.0.1"
@@ -23,8 +25,6 @@ DEFAULT_FIRST = ("random", "easy", "normal", "hard")
 
 
 def default_agents() -> list[str]:
-    from agents import builtin
-
     named = builtin()
     return [s for s in DEFAULT_FIRST if s in named] + [s for s in named if s not in DEFAULT_FIRST]
 
@@ -78,16 +78,14 @@ def register(subparsers) -> None:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    try:
+    try:  # the serve extra: imported when the command runs (see the module docstring)
         import fastapi  # noqa: F401
         import fastapi_offline  # noqa: F401  (the API docs' scripts, served without a CDN)
         import uvicorn
     except ImportError as err:
         raise UsageError(f"hearts serve needs FastAPI, fastapi-offline and uvicorn ({err.name} is missing): "
                          f"run scripts/setup.sh serve (or pip install -e '.[serve]')") from None
-    from agents import AgentSpecError
-
-    from .serve.app import create_app
+    from .serve.app import create_app  # imports fastapi (the serve extra)
 
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port must be 0..65535, got {args.port}")

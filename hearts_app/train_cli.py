@@ -13,6 +13,9 @@ import json
 import sys
 from pathlib import Path
 
+from eval.arena import training_evaluation
+from train.config import ConfigError, load_config
+
 from .errors import UsageError, writable_folder
 
 
@@ -38,8 +41,6 @@ def register(subparsers) -> None:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    from train.config import ConfigError, load_config
-
     config_path, overrides = args.config, list(args.overrides)
     if config_path is not None and "=" in config_path and not Path(config_path).exists():
         config_path, overrides = None, [config_path] + overrides  # `hearts train KEY=VALUE`: overrides, no config
@@ -50,8 +51,7 @@ def run_command(args: argparse.Namespace) -> int:
     except ConfigError as err:
         raise UsageError(str(err)) from None
     writable_folder(args.runs_dir, "--runs-dir")
-    from eval.arena import training_evaluation
-    from train.ppo import Run  # torch is imported only now
+    from train.ppo import Run  # torch (the train extra) is imported only now
 
     try:
         run = Run(config, runs_dir=args.runs_dir, resume=args.resume, extend=args.extend, device=args.device,

@@ -35,7 +35,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from gymnasium import spaces
+from gymnasium import logger, spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
@@ -219,9 +219,7 @@ class raw_env(AECEnv):
 
     def render(self) -> str | None:
         if self.render_mode is None:
-            import gymnasium
-
-            gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'")
+            logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'")
             return None
         self._check_started()
         text = render_text(self.state, 0)

@@ -18,6 +18,7 @@ difference is what the model knows that the constraint rules do not.
 
 from __future__ import annotations
 
+import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -25,6 +26,7 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
+from agents import make
 from hearts_env import cards, deal, engine, loop
 from hearts_env.rules import Rules
 from hearts_env.state import PLAY
@@ -36,8 +38,6 @@ def collect(hands: int, seed: int, opponent: str = "hard", viewer: str = "ppo-cl
             tables: int = 4096, log=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(observations [M, OBS_DIM] float16, holders [M, 52] int8, hand [M] int64)`` from ``hands``
     hands; ``hand`` numbers each example's hand, 0 to ``hands - 1``."""
-    from agents import make
-
     rules_value = Rules.resolve(rules)
     if rules_value.num_players != 4 or rules_value.deck_size != 52 or rules_value.dead_cards:
         raise ValueError("a belief model is for four-player games with the whole 52-card deck")
@@ -93,7 +93,7 @@ def fit(observations: np.ndarray, holders: np.ndarray, hands: np.ndarray, hidden
         batch_size: int = 1024, learning_rate: float = 1e-3, holdout: float = 0.02, seed: int = 0, log=print):
     """A trained :class:`~agents.belief.BeliefNet` and its stats (held-out loss, room baseline);
     ``hands`` numbers each example's hand, and a ``holdout`` share of the hands is held out."""
-    import torch
+    import torch  # the train extra, as is agents.belief (collecting the examples needs neither)
     from torch import nn
 
     from agents.belief import BeliefNet
@@ -147,9 +147,7 @@ def fit(observations: np.ndarray, holders: np.ndarray, hands: np.ndarray, hidden
 
 
 def _collect_job(job: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    import sys
-
-    import torch
+    import torch  # the train extra
 
     torch.set_num_threads(1)
     hands, seed, opponent, viewer, rules = job
@@ -162,7 +160,7 @@ def train(out: Path, hands: int = 90112, workers: int = 2, seed: int = 1, oppone
     ``1000 * seed + w``, so no two seeds share deals), fit, write the belief file ``out``; returns
     the stats recorded in it. The examples are held in memory: the default 90,112 hands peak at
     7.9 GB, while the workers' arrays are gathered."""
-    from agents.belief import save_belief
+    from agents.belief import save_belief  # imports torch (the train extra)
 
     began = time.perf_counter()
     shares = [hands // workers + (w < hands % workers) for w in range(workers)]

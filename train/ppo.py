@@ -20,6 +20,7 @@ checkpoint plays exactly the iterations the uninterrupted run would have played.
 
 from __future__ import annotations
 
+import copy
 import json
 import time
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from pathlib import Path
 import numpy as np
 import torch
 from torch import nn
+from tqdm import tqdm
 
 from agents.checkpoint import CheckpointError, load, load_net, save
 from agents.policy import PolicyAgent, PolicyNet, widened
@@ -37,6 +39,7 @@ from hearts_env.observe import OBS_DIM
 from hearts_env.rules import Rules
 
 from .config import REWARD_SCALE, SettingsChanged, TrainConfig, changed_settings, check_agents
+from .imitation import imitate
 from .opponents import BOT_BASE, CURRENT, League
 
 
@@ -368,8 +371,7 @@ class Run:
     # ---- the loop ---------------------------------------------------------------------------
 
     def train(self) -> dict:
-        from torch.utils.tensorboard import SummaryWriter
-        from tqdm import tqdm
+        from torch.utils.tensorboard import SummaryWriter  # needs tensorboard (the train extra), only for a run
 
         config = self.config
         if self.finished:
@@ -383,8 +385,6 @@ class Run:
         if self.iteration == 0 and not self.imitated:
             writer.add_text("hyperparameters", hyperparameter_table(config))
             if config.imitation.teacher:
-                from .imitation import imitate
-
                 stats = imitate(self.net, self.rules, config, self.device, log=self.log)
                 for key, value in stats.items():
                     writer.add_scalar(f"imitation/{key}", value, 0)
@@ -451,8 +451,6 @@ class Run:
     def evaluate(self) -> dict[str, float]:
         """Points per hand of the current (greedy) policy against each eval opponent, measured by
         the ``evaluate`` function the run was given (none: no evaluation)."""
-        import copy
-
         if self.evaluator is None or not self.config.eval_opponents:
             return {}
         agent = PolicyAgent(copy.deepcopy(self.net).cpu(), name="current")

@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import httpx  # the load test's client (the test extra; hearts serve itself does not need it)
 import numpy as np
 
 from export.situations import sample_records
@@ -48,8 +49,6 @@ def free_port() -> int:
 @contextlib.contextmanager
 def server(agents: list[str], games_dir: Path, startup: float = 120.0):
     """``hearts serve`` in a subprocess; yields its base URL."""
-    import httpx
-
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     with open(games_dir.parent / "server.log", "w+") as log:
@@ -160,8 +159,6 @@ async def check_game(client, game: dict[str, Any], folder: Path) -> None:
 
 async def run_agent(url: str, agent: str, games: int, requests: int, concurrency: int,
                     seat_records: list[dict], folder: Path) -> list[dict[str, Any]]:
-    import httpx
-
     # Idle connections are dropped before uvicorn's 5 s keep-alive closes them (else a request can
     # race the server's close and fail with a read error).
     limits = httpx.Limits(max_connections=max(games, concurrency), max_keepalive_connections=max(games, concurrency),
@@ -205,8 +202,6 @@ def main(argv: list[str] | None = None) -> int:
     agents = [a.strip() for a in args.agent.split(",") if a.strip()]
     if not agents or args.games < 1 or args.requests < 1 or args.concurrency < 1:
         parser.error("--agent, --games, --requests and --concurrency need at least one")
-    import httpx
-
     seat_records = sample_records(Rules.preset("classic"), args.requests, seed=0, games=8)
     with tempfile.TemporaryDirectory(prefix="hearts-loadtest-") as tmp:
         folder = Path(tmp)
