@@ -50,6 +50,9 @@ from typing import NamedTuple
 
 import numpy as np
 
+from agents import expert_player, make
+from agents.base import sha256_file
+from agents.search import SearchAgent, finish_hands
 from hearts_env import deal, engine, loop
 from hearts_env.observe import OBS_DIM
 from hearts_env.rules import Rules
@@ -93,9 +96,7 @@ def collect_shard(student_path: str, out: Path, hands: int, seed: int, tables: i
     student as recorded in the shards (a cluster worker reads its own copy of the file)."""
     import torch
 
-    from agents import expert_player, make
-    from agents.checkpoint import load_policy
-    from agents.search import SearchAgent
+    from agents.checkpoint import load_policy  # (torch: the train extra)
 
     torch.set_num_threads(1)
     rules_value = Rules.resolve(rules)
@@ -288,8 +289,6 @@ def rollout_values(branches: list, learner: np.ndarray, own, others) -> np.ndarr
     it), the cards are compared on the same deal, and it costs one rollout per card where the
     search's mean costs dozens. Learning from many such labels averages the noise out (the
     regression and improvement losses of :func:`fit`)."""
-    from agents.search import finish_hands
-
     states = State.concatenate([b[0] for b in branches])
     seats = np.concatenate([learner[b[1][b[2]]] for b in branches])
     finish_hands(states, seats, own, others)
@@ -610,8 +609,7 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
     """
     import torch
 
-    from agents.base import sha256_file
-    from agents.checkpoint import load_net, save
+    from agents.checkpoint import load_net, save  # (torch: the train extra)
     from agents.policy import widened
 
     if loss not in LOSSES:
