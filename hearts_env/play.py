@@ -153,3 +153,40 @@ def legal_plays(state: State, games: np.ndarray) -> np.ndarray:
     c = constants(state.rules)
     games = np.ascontiguousarray(games, dtype=np.int64).reshape(-1)
     return _legal_plays(c.params, c.bits, state.buffer, games)
+
+
+@jit
+def _legal_if_also_held(params, bits, buffer, games, played, candidates):
+    counters, sets, seat_numbers, seat_sets, flags = state_views(params, buffer)[:5]
+    out = np.zeros(games.size, dtype=np.uint64)
+    for i in range(games.size):
+        g = games[i]
+        seat = counters[CURRENT_PLAYER, g]
+        hand = seat_sets[HANDS, g, seat]
+        card = bit(played[i])
+        for c in range(cards.NUM_CARDS):
+            extra = bit(c)
+            if candidates[i] & extra:  # the question asked of the hand extended by this one card
+                seat_sets[HANDS, g, seat] = hand | extra
+                if legal_cards(params, bits, counters, sets, seat_numbers, seat_sets, flags, g) & card:
+                    out[i] |= extra
+        seat_sets[HANDS, g, seat] = hand
+    return out
+
+
+def legal_if_also_held(state: State, games: np.ndarray, played: np.ndarray,
+                       candidates: np.ndarray) -> np.ndarray:
+    """``[M]`` card sets: for each of ``games`` (in the play phase), the cards of ``candidates[i]``
+    such that ``played[i]`` would still be a legal card for the seat to act had it also held that
+    card. (A seat record's replay learns this way which unseen cards a seat cannot have held.)
+    The state is left as it was."""
+    c = constants(state.rules)
+    games = np.ascontiguousarray(games, dtype=np.int64).reshape(-1)
+    played = np.ascontiguousarray(played, dtype=np.int64).reshape(-1)
+    candidates = np.ascontiguousarray(candidates, dtype=np.uint64).reshape(-1)
+    if not games.size == played.size == candidates.size:
+        raise ValueError("legal_if_also_held: one played card and one candidate set per game")
+    if games.size and (games.min() < 0 or games.max() >= state.batch_size or played.min() < 0
+                       or played.max() >= cards.NUM_CARDS):
+        raise ValueError("legal_if_also_held: games must be 0..N-1 and played cards 0..51")
+    return _legal_if_also_held(c.params, c.bits, state.buffer, games, played, candidates)
