@@ -13,8 +13,8 @@ import pytest
 
 import hearts_env as he
 from export import golden
-from export.situations import sample_states
-from hearts_env import cards, engine, observe, seat_record, seat_view
+from export.situations import sample_records, sample_states
+from hearts_env import cards, engine, observe, play, seat_record, seat_view
 from hearts_env.seat_record import SeatRecordError
 
 
@@ -114,3 +114,129 @@ def test_records_accept_card_texts_ids_and_rule_presets(exported):
     expected = seat_record.observation(record)
     assert np.array_equal(seat_record.observation(as_ids), expected)
     assert np.array_equal(seat_record.observation(as_text), expected)
+
+
+def _every_rule_set() -> list[he.Rules]:
+    """Every preset and every golden variant, each game once."""
+    out: list[he.Rules] = []
+    for rules in [*he.PRESETS.values(), *golden.variant_rules()]:
+        if not any(rules.same_game(seen) for seen in out):
+            out.append(rules)
+    return out
+
+
+def test_a_batch_of_records_of_every_rule_set_rebuilds_every_decision(monkeypatch):
+    """encode_batch over every decision of sample games of every preset and golden variant, the rule
+    sets mixed in one batch: the engine's observation and mask of each real game, all rebuilt by the
+    batched replay (none left to the one-record path)."""
+    states = [state for i, rules in enumerate(_every_rule_set())
+              for state in sample_states(rules, games=2, seed=20 + i, agent="random")]
+    order = np.random.default_rng(0).permutation(len(states))
+    states = [states[i] for i in order]
+    records = [seat_record.from_state(state) for state in states]
+    one_by_one = []
+    monkeypatch.setattr(seat_record, "to_state", lambda r: one_by_one.append(r) or pytest.fail("fell back"))
+    obs, masks, errors = seat_record.encode_batch(records)
+    assert errors == [None] * len(records) and not one_by_one
+    assert obs.dtype == np.float32 and masks.dtype == bool
+    assert np.array_equal(obs, np.concatenate([observe.observe(s) for s in states]))
+    assert np.array_equal(masks, np.concatenate([engine.legal_mask(s) for s in states]))
+    assert {r["phase"] for r in records} == {"pass", "play"}
+    assert len({json.dumps(r["rules"]) for r in records}) >= 5
+
+
+def test_a_batch_answers_every_record_and_words_each_error_as_one_record_would():
+    """Valid and invalid records in one batch (two rule sets): each invalid one gets exactly its
+    single-record error, the valid ones their observations; encode raises the first error."""
+    valid = [*sample_records(he.Rules.preset("classic"), 12, seed=4, games=2),
+             *sample_records(he.Rules.preset("two_player"), 6, seed=5, games=1)]
+    invalid = golden.invalid_records()
+    records, expected = [], []
+    for i in range(max(len(valid), len(invalid))):
+        for group in (valid, invalid):
+            if i < len(group):
+                records.append(group[i]["record"] if group is invalid else group[i])
+                expected.append(group[i]["message"] if group is invalid else None)
+    records.append("{oops")
+    expected.append(str(pytest.raises(SeatRecordError, seat_record.parse, "{oops").value))
+    obs, masks, errors = seat_record.encode_batch(records)
+    assert len(errors) == len(records) == obs.shape[0] == masks.shape[0]
+    for record, message, error, o, m in zip(records, expected, errors, obs, masks):
+        if message is None:
+            assert error is None
+            assert np.array_equal(o, seat_record.observation(record))
+            assert np.array_equal(m, seat_record.legal_mask(record))
+        else:
+            assert isinstance(error, SeatRecordError) and str(error) == message
+            assert not o.any() and not m.any()
+    first = next(message for message in expected if message is not None)
+    with pytest.raises(SeatRecordError) as raised:
+        seat_record.encode(records)
+    assert str(raised.value) == first
+    empty_obs, empty_masks, none = seat_record.encode_batch([])
+    assert empty_obs.shape == (0, observe.OBS_DIM) and empty_masks.shape == (0, 52) and none == []
+
+
+def test_the_what_if_kernel_asks_the_engine_s_legal_play_rule():
+    """play.legal_if_also_held: the card still legal with the hand extended by each candidate, as
+    the engine's legal plays say of a copy whose hand holds it."""
+    rules = he.Rules.preset("classic")
+    states = [s for s in sample_states(rules, games=2, seed=7, agent="random") if s.phase[0] == he.PLAY]
+    state = he.State.concatenate(states)
+    games = np.arange(state.batch_size)
+    seat = state.current_player
+    candidates = rules.deck_bits & ~state.hands[games, seat] & ~np.bitwise_or.reduce(state.played, axis=1)
+    played = cards.lowest_card(state.legal)
+    before = state.buffer.copy()
+    got = play.legal_if_also_held(state, games, played, candidates)
+    assert np.array_equal(state.buffer, before)
+    narrowed = 0
+    for g in games:
+        expected = 0
+        for c in cards.cards_of(candidates[g]):
+            what_if = state.take([g])
+            what_if.hands[0, seat[g]] |= cards.BIT[c]
+            if play.legal_plays(what_if, np.arange(1))[0] >> np.uint64(played[g]) & np.uint64(1):
+                expected |= 1 << c
+        assert int(got[g]) == expected
+        narrowed += expected != int(candidates[g])
+    assert narrowed > 0
+
+
+def test_a_batch_of_damaged_records_gets_the_one_record_answer_for_each():
+    """Records with cards swapped, a card twice, a wrong seat or leader, in one batch: each gets what
+    the one-record path gives it, its error message word for word or its observation and mask."""
+    rng = np.random.default_rng(1)
+    base = [*sample_records(he.Rules.preset("classic"), 10**6, seed=8, games=2, agent="random"),
+            *sample_records(he.Rules.preset("two_player"), 10**6, seed=9, games=1, agent="random")]
+
+    def card_lists(record):
+        return [ids for ids in (record["hand"], record["passed"], record["received"],
+                                *(t["cards"] for t in record["tricks"]), record["trick"]["cards"]) if ids]
+
+    records = []
+    for pick in rng.integers(len(base), size=240):
+        record = json.loads(json.dumps(base[pick]))
+        lists, kind = card_lists(record), rng.integers(4)
+        a, b = (lists[j] for j in rng.integers(len(lists), size=2))
+        i, j = rng.integers(len(a)), rng.integers(len(b))
+        if kind == 0:
+            a[i], b[j] = b[j], a[i]  # two cards change places (often still a possible record)
+        elif kind == 1:
+            b[j] = a[i]  # a card twice
+        elif kind == 2:
+            record["seat"] = int(rng.integers(len(record["scores"])))
+        elif record["tricks"]:
+            record["tricks"][-1]["leader"] = int(rng.integers(len(record["scores"])))
+        records.append(record)
+    obs, masks, errors = seat_record.encode_batch(records)
+    valid = 0
+    for record, o, m, error in zip(records, obs, masks, errors):
+        try:
+            expected = seat_record.observation(record), seat_record.legal_mask(record)
+        except SeatRecordError as err:
+            assert str(error) == str(err)
+        else:
+            valid += 1
+            assert error is None and np.array_equal(o, expected[0]) and np.array_equal(m, expected[1])
+    assert 20 < valid < len(records) - 20
