@@ -20,8 +20,9 @@ SEED_LIMIT = 2**63
 def _number(text: str, kind: type) -> int | float:
     try:
         return kind(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a {'whole ' if kind is int else ''}number, got {text!r}") from None
+    except ValueError:  # (also a whole number of more digits than Python converts)
+        shown = repr(text) if len(text) <= 40 else f"{text[:20]!r}... ({len(text)} characters)"
+        raise argparse.ArgumentTypeError(f"must be a {'whole ' if kind is int else ''}number, got {shown}") from None
 
 
 def add_rules_arguments(parser: argparse.ArgumentParser) -> None:

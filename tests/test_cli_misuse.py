@@ -177,6 +177,15 @@ def test_replay_refuses_a_deal_seed_that_is_no_seed(tmp_path, capsys):
         assert "is not a seed" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("game, says", [
+    ("0", "must be 1 or more, got 0"), ("x", "must be a whole number, got 'x'"),
+    ("9" * 5000, "must be a whole number, got '99999999999999999999'... (5000 characters)"),
+])
+def test_replay_refuses_a_game_number_that_is_none_in_one_short_line(tmp_path, capsys, game, says):
+    line = refused(["replay", str(tmp_path / "any.jsonl"), "--game", game], capsys)
+    assert f"argument --game: {says}" in line and len(line) < 200 and "set_int_max_str_digits" not in line
+
+
 def test_files_may_go_into_folders_the_command_makes(tmp_path, capsys):
     records = tmp_path / "new" / "sub" / "games.jsonl"
     assert cli.main(["arena", "random", "--vs", "random", "--deals", "1", "--workers", "1", "--no-progress",

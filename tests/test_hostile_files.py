@@ -436,8 +436,8 @@ HEADER = {"type": "header", "format": "play", "rules": CLASSIC.to_dict(), "seed"
 WRONG_SHAPES = {  # game lines with a value of the wrong type where the replay looks
     "hands-text": {"hands": "abc", "deal_seed": "1"},
     "hand-text": {"hands": ["x", 5], "deal_seed": "1"},
-    "dealt-number": {"hands": [{"hand_number": 0, "dealt": 5}], "deal_seed": "1"},
-    "seats-number": {"seats": 5, "hands": [{"hand_number": 0}], "deal_seed": "1"},
+    "dealt-number": {"hands": [{"hands[0].number": 0, "dealt": 5}], "deal_seed": "1"},
+    "seats-number": {"seats": 5, "hands": [{"hands[0].number": 0}], "deal_seed": "1"},
 }
 
 
@@ -461,7 +461,7 @@ def test_resumed_record_whose_specs_are_not_a_list_is_one_line(tmp_path, capsys)
     path.write_text(json.dumps(header) + "\n" + json.dumps(game) + "\n")
     assert cli.main(["play", "--no-color", "--resume", str(path)]) == 2
     lines = capsys.readouterr().err.strip().splitlines()
-    assert lines == [f"hearts play: error: {path}: the game's specs are not a list of agent specs"]
+    assert lines == [f"hearts play: error: {path}, game 1: specs must be 4 texts, one per seat, got number 5"]
 
 
 @pytest.mark.parametrize("content", [RANDOM_BYTES, LATIN_1, DEEP, b"hands: [\n  - : :\n\t x"],
@@ -651,3 +651,102 @@ def test_a_hostile_graph_with_a_matching_manifest_is_refused_before_it_runs(tmp_
     with pytest.raises(AgentSpecError) as err:
         make(f"onnx:{model}")
     assert_plain_refusal(str(err.value), says)
+
+
+# ---- game records whose lines hold values of the wrong type or size ------------------------------
+
+PYTHON_WORDS = ("Error:", "object has no attribute", "object is not", "int()", "set_int_max_str_digits",
+                "NoneType", "'str'", "'int'", "'list'", "'dict'", "literal", "Traceback")
+
+
+def played_record(tmp_path: Path) -> tuple[dict, dict]:
+    """The header and game line of a play record of a few real moves."""
+    from hearts_app.session import records
+    from hearts_app.session.match import Match
+
+    match = Match.new(CLASSIC, 3)
+    for _ in range(8):
+        match.step(match.legal()[0])
+    path = records.save(tmp_path / "real.jsonl", match, ["human", "random", "random", "random"])
+    header, game = [json.loads(line) for line in path.read_text().splitlines()]
+    return header, game
+
+
+def with_changes(game: dict, changes: dict) -> dict:
+    """A copy of ``game`` with ``changes``: ``{"field": value}``, ``{"hands[0].field": value}``."""
+    game = json.loads(json.dumps(game))
+    for key, value in changes.items():
+        if key.startswith("hands[0]."):
+            game["hands"][0][key[len("hands[0]."):]] = value
+        else:
+            game[key] = value
+    return game
+
+
+# name -> (the changes to a real game line, or a function of the header and game line giving the
+# file's lines; what the one-line error says)
+BAD_LINES = {
+    "a-line-of-text": (lambda header, game: [header, "hello"], "line 2 is text 'hello', not an object"),
+    "a-line-of-a-list": (lambda header, game: [header, game, [1, 2]], "line 3 is a list of 2, not an object"),
+    "hands-text": ({"hands": "abc"}, "hands must be a list of hand objects, at least one, got text 'abc'"),
+    "a-hand-of-text": (lambda header, game: [header, dict(game, hands=["x"] + game["hands"])],
+                       "hands[0] must be a hand object, got text 'x'"),
+    "dealt-number": ({"hands[0].dealt": 5},
+                     "hands[0].dealt must be 4 lists of cards, one per seat, got number 5"),
+    "dealt-of-numbers": ({"hands[0].dealt": [1, 2, 3, 4]},
+                         "hands[0].dealt must be 4 lists of cards, one per seat, got a list of 4 holding number 1"),
+    "dead-number": ({"hands[0].dead": 5}, "hands[0].dead must be a list of cards"),
+    "actions-number": ({"hands[0].actions": 5},
+                       "hands[0].actions must be a list of [seat, card] pairs, got number 5"),
+    "action-seat-half": ({"hands[0].actions": [[0.5, "2C"]]},
+                         "hands[0].actions[0] must be a [seat, card] pair with a seat 0..3 and a card"),
+    "hand-points-text": ({"hands[0].points": "x"},
+                         "hands[0].points must be 4 whole numbers, one per seat, got text 'x'"),
+    "hand-number-text": ({"hands[0].hand_number": "x"},
+                         "hands[0].hand_number must be a whole number 0 or more, got text 'x'"),
+    "seats-number": ({"seats": 5}, "seats must be 4 texts, one per seat, got number 5"),
+    "seats-short": ({"seats": ["a"]}, "seats must be 4 texts, one per seat, got a list of 1"),
+    "points-text": ({"points": "abc"}, "points must be 4 whole numbers, one per seat, got text 'abc'"),
+    "scores-object": ({"scores": {"a": 1}}, "scores must be 4 whole numbers, one per seat, got an object"),
+    "start-scores-half": ({"start_scores": [0.5] * 4},
+                          "start_scores must be 4 whole numbers, one per seat, got a list of 4 holding number 0.5"),
+    "hand-number-half": ({"hand_number": 0.5}, "hand_number must be a whole number 0 or more, got number 0.5"),
+    "hand-number-negative": ({"hand_number": -1}, "hand_number must be a whole number 0 or more, got number -1"),
+    "deal-seed-list": ({"deal_seed": [1]}, "deal_seed: a list of 1 is not a seed (0 to 2**64 - 1, in decimal digits)"),
+    "deal-seed-5000-digits": ({"deal_seed": "9" * 5000},
+                              "deal_seed: text '999999999999999999999...' (5000 characters) is not a seed"),
+    "seed-text": ({"seed": "x"}, "seed must be a whole number 0 or more, got text 'x'"),
+    "finished-text": ({"finished": "x"}, "finished must be true or false, got text 'x'"),
+    "a-number-of-5000-digits": (
+        lambda header, game: [header, json.dumps(game).replace('"points": [', '"points": [' + "9" * 5000 + ", ", 1)],
+        "not a game record (a number of 5000 digits; a record's numbers have at most 30)"),
+}
+
+
+@pytest.mark.parametrize("name", BAD_LINES)
+@pytest.mark.parametrize("command", [["replay", "--no-color"], ["play", "--no-color", "--resume"]])
+def test_a_record_line_of_the_wrong_type_or_size_is_named_in_one_line(tmp_path, capsys, name, command):
+    header, game = played_record(tmp_path)
+    change, says = BAD_LINES[name]
+    lines = change(header, game) if callable(change) else [header, with_changes(game, change)]
+    path = tmp_path / "game.jsonl"
+    path.write_text("".join((line if isinstance(line, str) and line[:1] == "{" else json.dumps(line)) + "\n"
+                            for line in lines))
+    assert cli.main([*command, str(path)]) == 2
+    captured = capsys.readouterr()
+    err = captured.err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"hearts {command[0]}: error: {path}"), captured.err
+    assert says in err[0], err[0]
+    for words in PYTHON_WORDS:
+        assert words not in err[0], (words, err[0])
+
+
+def test_the_record_these_tests_change_replays_and_resumes(tmp_path, capsys):
+    header, game = played_record(tmp_path)
+    path = tmp_path / "game.jsonl"
+    path.write_text(json.dumps(header) + "\n\n" + json.dumps(game) + "\n")  # a blank line is no line
+    assert cli.main(["replay", "--no-color", str(path)]) == 0
+    from hearts_app.session import records
+
+    match, _ = records.resume(path)
+    assert len(match.hands[0]["actions"]) == 8

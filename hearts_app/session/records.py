@@ -32,6 +32,7 @@ from typing import Any, Sequence
 import hearts_env
 from hearts_env.rules import Rules, RulesError
 
+from .game_lines import GameLineError, check_game, describe
 from .match import Match, RecordMismatch
 
 RECORD_FORMAT = "play"
@@ -40,6 +41,20 @@ RECORD_VERSION = 1
 # wrong shape (a number where a list belongs) fails inside it with Python's own errors: those are
 # the record's fault, reported in one line like every other unusable record (``hearts replay`` too).
 MALFORMED = (TypeError, AttributeError, KeyError, IndexError, ValueError)
+#: The most digits a number in a record may have (a seed has 20); Python's JSON reader would convert
+#: up to 4,300 and then refuse with advice about ``sys.set_int_max_str_digits``.
+MAX_DIGITS = 30
+
+
+class _LongNumber(ValueError):
+    pass
+
+
+def _bounded_int(text: str) -> int:
+    digits = len(text.lstrip("-"))
+    if digits > MAX_DIGITS:
+        raise _LongNumber(f"a number of {digits} digits; a record's numbers have at most {MAX_DIGITS}")
+    return int(text)
 
 
 class RecordError(ValueError):
@@ -64,29 +79,40 @@ class RecordFile:
             raise RecordError(f"{self.path}: the header has no usable rules ({err})") from None
 
     def game(self, number: int = 1) -> dict[str, Any]:
-        """Game ``number`` (1-based)."""
+        """Game ``number`` (1-based), its shape checked (``game_lines.check_game``)."""
         if not 1 <= number <= len(self.games):
             raise RecordError(f"{self.path} holds {len(self.games)} game(s); there is no game {number}")
-        return self.games[number - 1]
+        game = self.games[number - 1]
+        try:
+            check_game(game, self.rules.num_players)
+        except GameLineError as err:
+            raise RecordError(f"{self.path}, game {number}: {err}") from None
+        return game
 
 
 def load(path: str | Path) -> RecordFile:
     path = Path(path)
     try:
-        lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        numbered = [(n, line) for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+                    if line.strip()]
     except OSError as err:
         raise RecordError(f"cannot read {path}: {err.strerror or err}") from None
     except UnicodeDecodeError as err:  # a binary file, or text in another encoding (latin-1, ...)
         raise RecordError(f"{path}: not a game record (not UTF-8 text: byte {err.start + 1} is invalid)") from None
     try:
-        rows = [json.loads(line) for line in lines]
-    except ValueError as err:  # JSONDecodeError, or a number longer than Python converts
+        rows = [json.loads(line, parse_int=_bounded_int) for _, line in numbered]
+    except _LongNumber as err:
+        raise RecordError(f"{path}: not a game record ({err})") from None
+    except ValueError as err:  # JSONDecodeError
         raise RecordError(f"{path}: not JSON lines ({err})") from None
     except RecursionError:  # JSON nested deeper than the reader recurses
         raise RecordError(f"{path}: not a game record (JSON nested too deeply)") from None
     if not rows or not isinstance(rows[0], dict) or rows[0].get("type") != "header":
         raise RecordError(f"{path}: not a game record (the first line must be {{\"type\": \"header\", ...}})")
-    games = [r for r in rows[1:] if isinstance(r, dict) and r.get("type") == "game"]
+    for (number, _), row in zip(numbered[1:], rows[1:]):
+        if not isinstance(row, dict):  # every line of a record is an object
+            raise RecordError(f"{path}: not a game record (line {number} is {describe(row)}, not an object)")
+    games = [r for r in rows[1:] if r.get("type") == "game"]
     if not games:
         raise RecordError(f"{path}: the record holds no game")
     return RecordFile(path, rows[0], games)
@@ -124,7 +150,7 @@ def resume(path: str | Path) -> tuple[Match, dict[str, Any]]:
     record = load(path)
     if not record.is_play:
         raise RecordError(f"{record.path}: only play records (hearts play --save) can be resumed")
-    game, rules = record.games[-1], record.rules
+    game, rules = record.game(len(record.games)), record.rules
     try:
         match = Match.from_record(rules, game)
     except RecordMismatch as err:

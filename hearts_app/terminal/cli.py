@@ -19,7 +19,7 @@ from agents import AgentSpecError, is_code_spec, make
 from hearts_env.rules import PRESETS, RulesError
 from hearts_env.settings_files import parse_value
 
-from ..arguments import load_rules
+from ..arguments import load_rules, positive_int
 from ..session import records
 from ..session.match import Match
 from . import screen
@@ -69,7 +69,7 @@ def register(subparsers) -> None:
         description="Replay a game record through the engine trick by trick and check its scores.",
     )
     replay.add_argument("file", metavar="FILE", help="a JSON-lines game record")
-    replay.add_argument("--game", type=int, default=1, metavar="N", help="which game of the file (1-based)")
+    replay.add_argument("--game", type=positive_int, default=1, metavar="N", help="which game of the file (1-based)")
     replay.add_argument("--all", action="store_true", help="replay every game of the file")
     replay.add_argument("--brief", action="store_true", help="hand results only, no deals and tricks")
     replay.add_argument("--no-color", action="store_true", help="plain text, no colours or styles")
