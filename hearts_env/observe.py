@@ -57,7 +57,7 @@ from .passing import offset_of
 from .scoring import set_points
 from .state import (
     CURRENT_PLAYER, HAND_NUMBER, HANDS, LEADER, NUM_IN_TRICK, OVER, PASS, PASSED, PHASE, PLAYED, SCORES, TAKEN, TRICK,
-    TRICK_NUMBER, EngineArgumentError, State, check_games,
+    TRICK_NUMBER, EngineArgumentError, State, game_indices,
 )
 
 OBS_VERSION = 1
@@ -251,8 +251,7 @@ def observe(state: State, seats: np.ndarray | None = None, out: np.ndarray | Non
     if games is None:
         games = np.arange(n)
     else:  # checked: the kernel does not check bounds
-        games = check_games(games, n)
-        games = np.flatnonzero(games) if games.dtype.kind == "b" else np.ascontiguousarray(games.reshape(-1))
+        games = game_indices(games, n)
     m = games.size
     if seats is None:
         seats = np.maximum(state.current_player[games], 0)

@@ -13,7 +13,7 @@ import numpy as np
 from .cards import bit, popcount
 from .compiled import jit
 from .constants import PR_CYCLE_LENGTH, PR_CYCLE_START, PR_PASS_COUNT, PR_PLAYERS, constants
-from .state import CURRENT_PLAYER, HAND_NUMBER, HANDS, PASSED, State
+from .state import CURRENT_PLAYER, HAND_NUMBER, HANDS, PASSED, State, check_games
 
 
 @jit
@@ -61,6 +61,7 @@ def _offsets(params, hand_numbers):
 
 
 def pass_offset(state: State, games: np.ndarray) -> np.ndarray:
-    """Seat offset of this hand's pass for each game (0 = no pass)."""
+    """Seat offset of this hand's pass for each game (0 = no pass); ``games`` as ``check_games`` takes it."""
+    games = check_games(games, state.batch_size)
     hand_numbers = np.ascontiguousarray(state.hand_number[games]).reshape(-1)
     return _offsets(constants(state.rules).params, hand_numbers).reshape(np.shape(state.hand_number[games]))

@@ -18,7 +18,7 @@ from .constants import (
 )
 from .state import (
     CURRENT_PLAYER, DEAD, HANDS, LAST_TRICK, LAST_TRICK_LEADER, LAST_TRICK_WINNER, LEADER, NUM_IN_TRICK, PHASE, PLAY,
-    PLAYED, TAKEN, TRICK, TRICK_NUMBER, State,
+    PLAYED, TAKEN, TRICK, TRICK_NUMBER, State, game_indices,
 )
 
 _SUIT_BITS = cards.SUIT_BITS
@@ -149,9 +149,10 @@ def _legal_plays(params, bits, buffer, games):
 
 
 def legal_plays(state: State, games: np.ndarray) -> np.ndarray:
-    """The legal cards of the seat to act in each of ``games`` (which must be in the play phase)."""
+    """The legal cards of the seat to act in each of ``games`` (which must be in the play phase;
+    checked as every ``games`` is: the kernel does not check bounds)."""
     c = constants(state.rules)
-    games = np.ascontiguousarray(games, dtype=np.int64).reshape(-1)
+    games = game_indices(games, state.batch_size)
     return _legal_plays(c.params, c.bits, state.buffer, games)
 
 
@@ -181,7 +182,7 @@ def legal_if_also_held(state: State, games: np.ndarray, played: np.ndarray,
     card. (A seat record's replay learns this way which unseen cards a seat cannot have held.)
     The state is left as it was."""
     c = constants(state.rules)
-    games = np.ascontiguousarray(games, dtype=np.int64).reshape(-1)
+    games = game_indices(games, state.batch_size)
     played = np.ascontiguousarray(played, dtype=np.int64).reshape(-1)
     candidates = np.ascontiguousarray(candidates, dtype=np.uint64).reshape(-1)
     if not games.size == played.size == candidates.size:

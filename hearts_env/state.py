@@ -160,6 +160,13 @@ def check_games(games, batch_size: int, argument: str = "games", distinct: bool 
     return games
 
 
+def game_indices(games, batch_size: int, argument: str = "games") -> np.ndarray:
+    """``games`` checked by :func:`check_games`, as contiguous ``int64`` indices ``[M]`` (a boolean
+    mask becomes the indices of its games): what compiled code that loops over games takes."""
+    games = check_games(games, batch_size, argument)
+    return np.flatnonzero(games) if games.dtype.kind == "b" else np.ascontiguousarray(games.reshape(-1))
+
+
 def history_length(rules: Rules) -> int:
     """The most actions one hand can take: every seat's pass picks and cards (``L`` above)."""
     return rules.num_players * (rules.pass_count + rules.hand_size)

@@ -11,7 +11,7 @@ import pytest
 
 import hearts_env as he
 from hearts_app.cli import load_rules
-from hearts_env import Rules, RulesError, engine
+from hearts_env import Rules, RulesError, engine, passing, play
 from hearts_env.engine import EngineArgumentError
 from hearts_env.observe import observe
 from hearts_env.settings_files import apply_overrides, read_mapping
@@ -101,6 +101,20 @@ def test_a_negative_game_in_another_byte_order_is_refused_not_read_as_another_ga
         with pytest.raises(EngineArgumentError, match=r"games: no game -256 in a batch of 300; .*0\.\.299"):
             call()
     assert state.equals(before)
+
+
+def test_the_rule_modules_take_games_as_the_engine_does():
+    # Their kernels do not check bounds: game 300 of 300 read past the batch, -256 read game 44.
+    state = engine.init(CLASSIC, 300, seed=3)
+    for call in (lambda games: play.legal_plays(state, games), lambda games: passing.pass_offset(state, games),
+                 lambda games: play.legal_if_also_held(state, games, [0, 0], [1, 1])):
+        with pytest.raises(EngineArgumentError, match=r"games: no game -256 in a batch of 300"):
+            call(np.array([0, -256], ">i2"))
+        with pytest.raises(EngineArgumentError, match=r"games: no game 300 in a batch of 300"):
+            call([0, 300])
+    state = engine.init(CLASSIC, 4, seed=3, hand_number=3)  # no pass: every game is playing
+    np.testing.assert_array_equal(play.legal_plays(state, np.array([0, 2], ">i8")), state.legal[[0, 2]])
+    np.testing.assert_array_equal(play.legal_plays(state, np.array([True, False, True, False])), state.legal[[0, 2]])
 
 
 @pytest.mark.parametrize("dtype", [">i8", ">u2", "<i2", ">i4"])
