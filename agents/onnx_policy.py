@@ -1,6 +1,6 @@
 """Exported policies (``onnx:PATH`` agents): an ONNX model with its JSON manifest beside it.
 
-``hearts export`` (``eval/export.py``) writes ``policy.onnx`` and ``policy.json``; this module
+``hearts export`` (``export/model.py``) writes ``policy.onnx`` and ``policy.json``; this module
 reads them back, so the arena can benchmark the very file a game app ships. The manifest is
 checked before the model is used: its format, the observation version, size and layout it was
 made for (they must be this code's observation v1), the model's sha256, and the observation

@@ -57,7 +57,7 @@ from .passing import offset_of
 from .scoring import set_points
 from .state import (
     CURRENT_PLAYER, HAND_NUMBER, HANDS, LEADER, NUM_IN_TRICK, OVER, PASS, PASSED, PHASE, PLAYED, SCORES, TAKEN, TRICK,
-    TRICK_NUMBER, EngineArgumentError, State, game_indices,
+    TRICK_NUMBER, EngineArgumentError, State, as_array, game_indices,
 )
 
 OBS_VERSION = 1
@@ -223,7 +223,7 @@ def _observe(params, bits, flags_of_rules, buffer, games, seats, out):
 
 def _checked_seats(seats, rows: int, num_players: int) -> np.ndarray:
     """``seats`` as one seat per row: integers 0..num_players-1, one for all rows or one per row."""
-    array = np.asarray(seats)
+    array = as_array(seats, "seats")
     if array.dtype.kind not in "iu":
         raise EngineArgumentError(f"seats must be integer seats 0..{num_players - 1}, got {seats!r}")
     if array.ndim > 1 or array.size not in (1, rows):

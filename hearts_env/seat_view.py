@@ -31,7 +31,7 @@ from .compiled import jit
 from .observe import OBS_DIM, OBS_VERSION, OBSERVATION_LAYOUT, RULE_FLAGS
 from .play import trick_winner
 from .rules import PRESETS
-from .state import OVER, PASS, PLAY, EngineArgumentError
+from .state import OVER, PASS, PLAY, EngineArgumentError, as_array
 
 SEATS = 4  # relative seat rows, as in the observation
 
@@ -96,7 +96,7 @@ class SeatView:
 def read(observation: np.ndarray, action_mask: np.ndarray | None = None) -> SeatView:
     """The :class:`SeatView` of each observation ``[N, OBS_DIM]`` (or one ``[OBS_DIM]``), with its
     legal mask ``[N, 52]`` when given."""
-    observation = np.asarray(observation)
+    observation = as_array(observation, "observation")
     if observation.ndim == 1:
         observation = observation[None, :]
     if observation.ndim != 2 or observation.shape[1] != OBS_DIM:
@@ -108,7 +108,7 @@ def read(observation: np.ndarray, action_mask: np.ndarray | None = None) -> Seat
     if action_mask is None:
         action_mask = np.zeros((n, cards.NUM_CARDS), dtype=bool)
     else:
-        action_mask = np.asarray(action_mask)
+        action_mask = as_array(action_mask, "action_mask")
         if action_mask.ndim == 1:
             action_mask = action_mask[None, :]
         if action_mask.shape != (n, cards.NUM_CARDS):

@@ -11,7 +11,7 @@ import pytest
 
 import hearts_env as he
 from hearts_app.cli import load_rules
-from hearts_env import Rules, RulesError, engine, passing, play
+from hearts_env import Rules, RulesError, engine, passing, play, seat_view
 from hearts_env.engine import EngineArgumentError
 from hearts_env.observe import observe
 from hearts_env.settings_files import apply_overrides, read_mapping
@@ -132,6 +132,8 @@ def test_actions_in_any_byte_order_are_read_by_value(dtype):
     (lambda s: s.take([0, [1]]), r"games must be numbers in a rectangular array"),
     (lambda s: observe(s, games=[0, [1]]), r"games must be numbers in a rectangular array"),
     (lambda s: observe(s, games=[0.7]), r"games must be integer game indices"),  # was read as game 0
+    (lambda s: observe(s, seats=[0, [1], 2, 3]), r"seats must be numbers in a rectangular array"),
+    (lambda s: seat_view.read([[0.0] * 629, [0.0]]), r"observation must be numbers in a rectangular array"),
 ])
 def test_ragged_actions_and_games_are_refused_by_name(call, expected):
     state = engine.init(CLASSIC, 4, seed=3)
