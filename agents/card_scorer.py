@@ -24,7 +24,7 @@ import torch
 from torch import nn
 
 from hearts_env.cards import HEARTS, NUM_CARDS, NUM_RANKS, NUM_SUITS, RANK_CHARS, SPADES, card_id
-from hearts_env.observe import OBSERVATION_LAYOUT, RULE_FLAGS
+from hearts_env.observe import OBSERVATION_LAYOUT, RULE_FLAGS, player_count
 from hearts_env.rules import SHORT_DECK_RANKS
 
 #: Names of the per-card facts, in order (see :func:`card_facts`).
@@ -78,7 +78,7 @@ def card_facts(obs: torch.Tensor, constants: dict[str, torch.Tensor]) -> tuple[t
     played = _piece(obs, "played_by").sum(dim=1)
     flags = _piece(obs, "rules")
     hearts_trump = flags[:, RULE_FLAGS.index("hearts_trump"), None]
-    players = 4.0 - 2.0 * flags[:, RULE_FLAGS.index("two_players")]
+    players = player_count(flags[:, RULE_FLAGS.index("two_players")])
     short = flags[:, RULE_FLAGS.index("short_deck"), None]
     in_deck = 1.0 - short * (1.0 - constants["short_deck"])
     out = torch.clamp(in_deck - hand - played, min=0.0)

@@ -107,6 +107,13 @@ _CARD_SETS = 11  # hand, passed, received, 4 trick, 4 played_by
 _CARD_BLOCK = _CARD_SETS * cards.NUM_CARDS
 
 
+def player_count(two_players):
+    """The number of players the ``two_players`` rule flag stands for: 2 where it is set, else 4.
+    The one reading of it: the seat view's compiled reader and the policies' torch features both
+    call this (on a number, an array or a tensor of flags)."""
+    return 4 - 2 * two_players
+
+
 def decode(obs: np.ndarray) -> dict[str, np.ndarray]:
     """Named views ``[N, *shape]`` of a batch of observations ``[N, OBS_DIM]`` (or one ``[OBS_DIM]``)."""
     obs = np.asarray(obs)

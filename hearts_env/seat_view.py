@@ -13,7 +13,7 @@ batch), so a bot deciding millions of situations a second pays little for it::
 Besides the observation's pieces it holds what follows from them by the rules: the trick's
 current winner by the engine's own rule (``play.trick_winner``), the cards that would beat it,
 whether the seat leads, follows or is last to play, and how many tricks are done. The player count
-is read here (from the ``two_players`` rule flag) and nowhere else above the engine.
+is read here (``observe.player_count`` of the ``two_players`` rule flag).
 
 A seat view holds only what the observation holds, so it never knows a hidden card.
 ``worlds.deal_seat_views`` builds engine states consistent with a seat view (the search's sampled
@@ -28,7 +28,7 @@ import numpy as np
 
 from . import cards
 from .compiled import jit
-from .observe import OBS_DIM, OBS_VERSION, OBSERVATION_LAYOUT, RULE_FLAGS
+from .observe import OBS_DIM, OBS_VERSION, OBSERVATION_LAYOUT, RULE_FLAGS, player_count
 from .play import trick_winner
 from .rules import PRESETS
 from .state import OVER, PASS, PLAY, EngineArgumentError, as_array
@@ -161,6 +161,9 @@ _CARD_SET_AT = np.array([_HAND, _PASSED, _RECEIVED] + [_TRICK + cards.NUM_CARDS 
 _CARD_SETS = len(_CARD_SET_AT)
 
 
+_player_count = jit(player_count)
+
+
 @jit
 def _first_max(values, at, count):
     """np.argmax of ``values[at:at + count]`` (the first highest; a NaN first of all)."""
@@ -209,7 +212,7 @@ def _read(observation, action_mask, players, deck, trump, rule_flags, jack_bonus
         o = observation[g]
         for k in range(_NUM_FLAGS):
             rule_flags[g, k] = o[_RULES + k] > 0.5
-        p = 2 if rule_flags[g, _TWO_PLAYERS] else 4
+        p = _player_count(np.int64(rule_flags[g, _TWO_PLAYERS]))
         players[g] = p
         trump[g] = _HEARTS if rule_flags[g, _HEARTS_TRUMP] else -1
         jack_bonus[g] = rule_flags[g, _JACK_BONUS]
