@@ -74,6 +74,16 @@ def register(subparsers) -> None:
                              "search players, ckpt:PATH and onnx:PATH only when named here)")
     parser.add_argument("--games-dir", default=DEFAULT_GAMES_DIR, metavar="DIR",
                         help="folder of the games' records, one JSON-lines file per game (default %(default)s)")
+    parser.add_argument("--backend", choices=["local", "ray"], default="local",
+                        help="local (default): this process serves the page, the games and the bots API; ray: only "
+                             "the bots API (/api/v1/agents, /api/v1/act), as a Ray Serve deployment of --replicas "
+                             "replicas, on a local Ray or the cluster at --address (needs the cluster extra; "
+                             "docs/cluster.md)")
+    parser.add_argument("--replicas", type=int, metavar="N",
+                        help="--backend ray: replicas of the bots API, one CPU each (default 1)")
+    parser.add_argument("--address", metavar="HOST:PORT",
+                        help="--backend ray: the Ray cluster to deploy on (auto: the one this machine belongs to); "
+                             "default $RAY_ADDRESS, else a Ray started here")
     parser.set_defaults(func=run_command)
 
 
@@ -99,6 +109,10 @@ def run_command(args: argparse.Namespace) -> int:
     offered = default_agents() if args.agents is None else [s.strip() for s in args.agents.split(",")]
     if not offered or any(not s for s in offered):
         raise UsageError(f"--agents {args.agents!r}: an empty spec; write e.g. random,easy,normal,hard")
+    if args.backend == "ray":
+        return run_ray(args, offered, hosts)
+    if args.replicas is not None or args.address is not None:
+        raise UsageError("--replicas and --address go with --backend ray")
     try:
         app = create_app(offered, Path(args.games_dir), allowed_hosts=hosts)
     except AgentSpecError as err:
@@ -115,3 +129,24 @@ def run_command(args: argparse.Namespace) -> int:
               file=sys.stderr, flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     return 0
+
+
+def run_ray(args: argparse.Namespace, offered: list[str], hosts: list[str]) -> int:
+    """``--backend ray``: the bots API on Ray Serve replicas (``serve.replicas``)."""
+    replicas = 1 if args.replicas is None else args.replicas
+    if not 1 <= replicas <= 1024:
+        raise UsageError(f"--replicas must be 1..1024, got {replicas}")
+    try:
+        import ray.serve  # noqa: F401  (the cluster extra)
+    except ImportError as err:
+        raise UsageError(f"hearts serve --backend ray needs Ray Serve ({err.name} is missing): run "
+                         "scripts/setup.sh serve,cluster (or pip install -e '.[serve,cluster]')") from None
+    from .serve.replicas import ClusterError, serve_forever  # imports fastapi and, when it runs, ray
+
+    try:
+        return serve_forever(offered, replicas, args.host, args.port, hosts, args.address,
+                             say=lambda line: print(line, flush=True))
+    except AgentSpecError as err:
+        raise UsageError(f"--agents: {err}") from None
+    except ClusterError as err:
+        raise UsageError(str(err)) from None
