@@ -17,17 +17,13 @@
 // functions change it in place. Seats are 0..N-1 clockwise; card ids are 13 * suit + rank.
 // Deals come from a given owner list (one seat per card id, -1 for dead or not in the deck) or from
 // the platform's cryptographic random source (crypto.getRandomValues), never from Math.random.
-import { cardText, parseCard, rankOf, suitOf } from './hearts.js';
+import {
+  HEARTS, JACK_OF_DIAMONDS, NUM_CARDS, QUEEN_OF_SPADES, RANKS, SHORT_DECK_RANKS, SUITS, cardText, parseCard, rankOf,
+  suitOf,
+} from './cards.js';
 
 export const GAME_FORMAT = 'hearts-lab-game';
 export const GAME_VERSION = 1;
-const NUM_CARDS = 52;
-const HEARTS = 2;
-const QUEEN_OF_SPADES = 49;
-const JACK_OF_DIAMONDS = 22;
-const SHORT_DECK_RANKS = '2468TQA';
-const RANKS = '23456789TJQKA';
-const SUITS = 'CDHS';
 /** Seat offset of each pass direction: left = seat+1, across = seat+2, right = seat-1. */
 export const PASS_OFFSETS = Object.freeze({ left: 1, right: -1, across: 2, none: 0 });
 export const MOON_RULES = Object.freeze(['add_to_others', 'subtract_from_self', 'shooters_choice', 'off']);
@@ -300,8 +296,8 @@ function followSuit(legal, ledSuit) {
 }
 
 /** 2. The first trick is opened with the opening card (2C, or its fallback when it is dead). */
-function openingLead(legal, game) {
-  return [openingCard(game.rules, game.dead)];
+function openingLead(legal, card) {
+  return [card];
 }
 
 /** 3. Hearts (and Q♠ when it waits) may not be led before hearts are broken, unless nothing else. */
@@ -316,16 +312,26 @@ function firstTrickProtection(legal) {
   return safe.length ? safe : legal;
 }
 
-/** The legal cards of the seat to act in the play phase: the rules above, applied in order. */
-function legalPlays(game) {
-  const { rules } = game;
-  const leading = game.trick.cards.length === 0;
-  const firstTrick = game.tricks.length === 0;
-  let legal = followSuit(game.hands[game.toAct], leading ? -1 : suitOf(game.trick.cards[0]));
-  if (leading && firstTrick) legal = openingLead(legal, game);
-  if (leading && !game.heartsBroken) legal = heartsMustBeBroken(legal, rules);
+/**
+ * The legal cards of a seat holding `hand` (card ids): the rules above, applied in order.
+ * `situation`: {leading, firstTrick, ledSuit (-1 when leading), heartsBroken, openingCard}.
+ * (The encoder's replay in hearts.js asks it too, of what a seat record shows.)
+ */
+export function legalCards(rules, hand, { leading, firstTrick, ledSuit, heartsBroken, openingCard: opening }) {
+  let legal = followSuit(hand, leading ? -1 : ledSuit);
+  if (leading && firstTrick) legal = openingLead(legal, opening);
+  if (leading && !heartsBroken) legal = heartsMustBeBroken(legal, rules);
   if (rules.first_trick_protection && firstTrick && !leading) legal = firstTrickProtection(legal);
   return legal;
+}
+
+/** The legal cards of the seat to act in the play phase. */
+function legalPlays(game) {
+  const leading = game.trick.cards.length === 0;
+  return legalCards(game.rules, game.hands[game.toAct], {
+    leading, firstTrick: game.tricks.length === 0, ledSuit: leading ? -1 : suitOf(game.trick.cards[0]),
+    heartsBroken: game.heartsBroken, openingCard: openingCard(game.rules, game.dead),
+  });
 }
 
 /**

@@ -21,23 +21,19 @@
 // checks follow hearts_env/seat_record.py; Python's golden vectors (clients/js/test/fixtures)
 // pin the two implementations together.
 
+import {
+  JACK_OF_DIAMONDS, NUM_CARDS, QUEEN_OF_SPADES, RANKS, SHORT_DECK_RANKS, SUITS, cardText, parseCard, pyRepr, rankOf, suitOf,
+} from './cards.js';
+import { PASS_OFFSETS, breaksHearts, cardPoints, legalCards, trickWinner } from './engine.js';
+
 export const OBS_VERSION = 1;
 export const RECORD_VERSION = 1;
 export const RECORD_FORMAT = 'hearts-seat-record';
 export const MANIFEST_FORMAT = 'hearts-lab-policy';
 export const MANIFEST_VERSION = 1;
-export const NUM_CARDS = 52;
 /** The model's action for a row whose action mask has no legal card (its probabilities are all 0). */
 export const NO_ACTION = -1;
 
-const RANKS = '23456789TJQKA';
-const SUITS = 'CDHS';
-const SUIT_SYMBOLS = { '♣': 0, '♦': 1, '♥': 2, '♠': 3, '♧': 0, '♢': 1, '♡': 2, '♤': 3 };
-const HEARTS = 2;
-const QUEEN_OF_SPADES = 49;
-const JACK_OF_DIAMONDS = 22;
-const SHORT_DECK_RANKS = '2468TQA';
-const PASS_OFFSETS = { left: 1, right: -1, across: 2, none: 0 };
 const SEATS = 4;
 
 export const RULE_FLAGS = [
@@ -83,53 +79,13 @@ export class ManifestError extends Error {
 
 const fail = (message) => new RecordError(message);
 
-/** A value as Python's repr() writes it ('QS', [0, 0, 0], None, True), so messages read as Python's. */
-function pyRepr(value) {
-  if (value === null || value === undefined) return 'None';
-  if (typeof value === 'boolean') return value ? 'True' : 'False';
-  if (typeof value === 'string') {
-    const quote = value.includes("'") && !value.includes('"') ? '"' : "'";
-    const escaped = value.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/\r/g, '\\r').replace(/\t/g, '\\t');
-    return quote + (quote === "'" ? escaped.replace(/'/g, "\\'") : escaped) + quote;
-  }
-  if (Array.isArray(value)) return `[${value.map(pyRepr).join(', ')}]`;
-  if (typeof value === 'object') return `{${Object.entries(value).map(([k, v]) => `${pyRepr(k)}: ${pyRepr(v)}`).join(', ')}}`;
-  return String(value);
-}
-
 const PARSED = Symbol('parsed seat record');
 
 // ------------------------------------------------------------------------------------------
 // Cards
 // ------------------------------------------------------------------------------------------
 
-export const suitOf = (card) => Math.floor(card / 13);
-export const rankOf = (card) => card % 13;
-
-export function cardText(card) {
-  if (!Number.isInteger(card) || card < 0 || card >= NUM_CARDS) throw new RangeError(`card id ${card} is out of range 0..51`);
-  return RANKS[card % 13] + SUITS[Math.floor(card / 13)];
-}
-
-/** The card id of a text such as "QS", "10h", "q♠", or an id 0..51. */
-export function parseCard(value) {
-  if (Number.isInteger(value)) {
-    if (value < 0 || value >= NUM_CARDS) throw new RangeError(`card id ${value} is out of range: card ids are 0..51`);
-    return value;
-  }
-  if (typeof value === 'string') {
-    const cleaned = value.trim().toUpperCase();
-    if (cleaned.length >= 2) {
-      let rank = cleaned.slice(0, -1);
-      const suitChar = cleaned.slice(-1);
-      if (rank === '10') rank = 'T';
-      const suit = SUITS.includes(suitChar) ? SUITS.indexOf(suitChar) : (SUIT_SYMBOLS[suitChar] ?? -1);
-      if (rank.length === 1 && RANKS.includes(rank) && suit >= 0) return 13 * suit + RANKS.indexOf(rank);
-    }
-  }
-  throw new RangeError(`${pyRepr(value)} is not a card: write a rank from ${RANKS} (or 10) and a suit from ` +
-    `${SUITS} or ♣♦♥♠, e.g. 'QS', '10H', 'q♠'`);
-}
+export { NUM_CARDS, cardText, parseCard, rankOf, suitOf };
 
 const formatCards = (ids) => ids.map(cardText).join(' ');
 
@@ -174,11 +130,8 @@ function checkRules(rules) {
   if (!moons.includes(rules.moon)) throw fail(`rules: moon must be one of ${moons.join(', ')}`);
   if (!Number.isInteger(rules.target_score) || rules.target_score <= 0) throw fail('rules: target_score must be positive');
   const handSize = inPlay / p;
-  const isPoint = (c) => inDeck[c] && (suitOf(c) === HEARTS || c === QUEEN_OF_SPADES);
-  const unbroken = (c) => inDeck[c] && ((rules.hearts_must_be_broken && suitOf(c) === HEARTS) ||
-    (rules.queen_waits_for_hearts && c === QUEEN_OF_SPADES));
   return {
-    ...rules, inDeck, handSize, trump, isPoint, unbroken,
+    ...rules, inDeck, handSize, trump,
     openingIds: rules.opening_lead.map(parseCard),
     passOffsets: rules.pass_cycle.map((d) => ((PASS_OFFSETS[d] % p) + p) % p),
   };
@@ -331,46 +284,8 @@ function checkCounts(r) {
 }
 
 // ------------------------------------------------------------------------------------------
-// Replaying the hand: the same rules as the engine, played on what the seat knows
+// Replaying the hand: the engine's rules (engine.js), played on what the seat knows
 // ------------------------------------------------------------------------------------------
-
-/** Legal cards for a seat holding `holding` (array of ids); the engine's cascade (hearts_env/play.py). */
-function legalPlays(rules, holding, ctx) {
-  let legal = holding;
-  // 1. Follow suit if you can; otherwise any card.
-  if (!ctx.leading) {
-    const ofLed = holding.filter((c) => suitOf(c) === ctx.ledSuit);
-    if (ofLed.length) legal = ofLed;
-  }
-  // 2. The first trick is opened with the opening card.
-  if (ctx.leading && ctx.firstTrick) legal = [ctx.openingCard];
-  // 3. Hearts (and Q♠ when it waits) may not be led before hearts are broken, unless nothing else.
-  if (ctx.leading && !ctx.heartsBroken) {
-    const other = legal.filter((c) => !rules.unbroken(c));
-    if (other.length) legal = other;
-  }
-  // 4. First-trick protection: no point card on trick one unless nothing else is legal.
-  if (rules.first_trick_protection && ctx.firstTrick && !ctx.leading) {
-    const safe = legal.filter((c) => !rules.isPoint(c));
-    if (safe.length) legal = safe;
-  }
-  return legal;
-}
-
-function trickWinner(rules, cardsBySeat, leader) {
-  const ledSuit = suitOf(cardsBySeat[leader]);
-  let best = -1;
-  let winner = -1;
-  cardsBySeat.forEach((card, seat) => {
-    const suit = suitOf(card);
-    const strength = rankOf(card) + 13 * (suit === ledSuit) + 26 * (suit === rules.trump);
-    if (strength > best) {
-      best = strength;
-      winner = seat;
-    }
-  });
-  return winner;
-}
 
 function forcedDead(r, unseen) {
   const { rules } = r;
@@ -477,13 +392,13 @@ export function replay(record) {
       ledSuit: state.numInTrick ? suitOf(state.trick[state.leader]) : -1,
     };
     const held = [...holding.get(seat)];
-    const legal = legalPlays(rules, held, ctx);
+    const legal = legalCards(rules, held, ctx);
     if (!legal.includes(card)) {
       throw fail(`${where}: seat ${seat} cannot play ${cardText(card)} (legal there: ${formatCards(legal.sort((a, b) => a - b))})`);
     }
     if (seat !== me) {  // which unseen cards could this seat also have held, the play still legal?
       for (const c of allowed.get(seat)) {
-        if (!legalPlays(rules, [...held, c], ctx).includes(card)) allowed.get(seat).delete(c);
+        if (!legalCards(rules, [...held, c], ctx).includes(card)) allowed.get(seat).delete(c);
       }
     }
     // Play the card (hearts_env/play.py: play_card, then finish_trick when the trick is full).
@@ -493,13 +408,13 @@ export function replay(record) {
     const ledSuit = ctx.leading ? suitOf(card) : ctx.ledSuit;
     if (suitOf(card) !== ledSuit) {
       state.voids[seat][ledSuit] = true;
-      if (suitOf(card) === HEARTS) state.heartsBroken = true;
     }
-    if (rules.queen_breaks_hearts && card === QUEEN_OF_SPADES) state.heartsBroken = true;
+    if (breaksHearts(rules, card, ledSuit)) state.heartsBroken = true;
     state.numInTrick += 1;
     toAct = (seat + 1) % p;
     if (state.numInTrick === p) {
-      const winner = trickWinner(rules, state.trick, state.leader);
+      const inOrder = state.trick.map((_, i) => state.trick[(state.leader + i) % p]);
+      const winner = trickWinner(rules, state.leader, inOrder);
       state.taken[winner].push(...state.trick);
       state.trick.fill(-1);
       state.numInTrick = 0;
@@ -513,7 +428,7 @@ export function replay(record) {
     throw fail(`trick: no card played yet, so the leader is the seat to act (${me}), not ${r.trick.leader}`);
   }
   placeUnseen(unseen, room, dead, allowed, rules.dead_cards);
-  state.legal = legalPlays(rules, r.hand, {
+  state.legal = legalCards(rules, r.hand, {
     leading: state.numInTrick === 0, firstTrick: r.tricks.length === 0, heartsBroken: state.heartsBroken, openingCard,
     ledSuit: state.numInTrick ? suitOf(state.trick[state.leader]) : -1,
   });
@@ -551,8 +466,7 @@ export function encodeObservation(record) {
     if (state.trick[s] >= 0) obs[AT.trick + 52 * row + state.trick[s]] = 1;
     setCards(AT.played_by + 52 * row, state.played[s]);
     state.voids[s].forEach((v, suit) => { obs[AT.voids + 4 * row + suit] = v ? 1 : 0; });
-    const points = state.taken[s].filter((c) => suitOf(c) === HEARTS).length + (state.taken[s].includes(QUEEN_OF_SPADES) ? 13 : 0);
-    obs[AT.points_taken + row] = points / 26;
+    obs[AT.points_taken + row] = cardPoints(state.taken[s]) / 26;
     if (rules.jack_of_diamonds_bonus) obs[AT.jack_taken + row] = state.taken[s].includes(JACK_OF_DIAMONDS) ? 1 : 0;
     obs[AT.scores + row] = r.scores[s] / rules.target_score;
   }
