@@ -13,7 +13,7 @@ show an event (a moon, say) plays a batch of seeded games and keeps the first th
 
 The file (``FORMAT``, version ``VERSION``) holds, per game: ``name``, ``why``, the full ``rules``
 (``Rules.to_dict()``), ``seats`` (agent specs), ``seed`` and ``game`` (it is game ``game`` of
-``deal.game_seeds(seed, BATCH)``), ``start_scores``, the ``winner`` and
+``deal.game_seeds(seed, batch)``, ``BATCH`` unless the variant says), ``start_scores``, the ``winner`` and
 ``hands``; per hand: ``hand_number``, ``deal`` (one character per card id 0..51: the seat it was
 dealt to, ``-`` for dead or not in the deck), ``actions`` (``[seat, card id, legal]`` in order, passes
 included, ``legal`` being the legal set before the action as a hexadecimal card set, bit ``id``),
@@ -36,7 +36,7 @@ from hearts_env.rules import Rules
 GOLDEN_GAMES_FILE = "golden_games.json"
 FORMAT = "hearts-lab-golden-games"
 VERSION = 1
-#: Games tried per variant while looking for its event (the first that shows it is kept).
+#: Games tried per variant (unless it says) while looking for its event (the first that shows it is kept).
 BATCH = 24
 
 MIX = ("hard", "normal", "easy", "random")
@@ -70,6 +70,11 @@ def all_points_taken(rules: Rules, hands: list[Hand]) -> bool:
     return any(any(h["shooter"]) for h in hands)
 
 
+def second_fallback_opens(rules: Rules, hands: list[Hand]) -> bool:
+    """A hand whose first two opening cards are dead (the two-player game: 6♣ opens)."""
+    return any(all(h["deal"][c] == "-" for c in rules.opening_ids[:2]) for h in hands)
+
+
 def moon_stopped(rules: Rules, hands: list[Hand]) -> bool:
     """Some seat took Q♠ and all but one to three hearts, and no one shot the moon."""
     return any(not any(h["shooter"]) and max(h["card_points"]) >= rules.moon_points - 3 for h in hands)
@@ -86,10 +91,10 @@ def variants() -> list[dict[str, Any]]:
     shooters = ("hard", "hard", "random", "easy")
     out = []
 
-    def add(name, why, rules, seats=MIX, start=None, needs=any_game):
+    def add(name, why, rules, seats=MIX, start=None, needs=any_game, batch=BATCH):
         rules = rules.replace(name=name) if rules.name == "custom" else rules
         out.append(dict(name=name, why=why, rules=rules, seats=list(seats), seed=len(out) + 1,
-                        start_scores=start, needs=needs))
+                        start_scores=start, needs=needs, batch=batch))
 
     add("classic", "the classic preset", classic)
     add("quick", "the quick preset (to 50)", Rules.preset("quick"), MIX[::-1])
@@ -97,6 +102,8 @@ def variants() -> list[dict[str, Any]]:
         start=[110, 95, 120, 80])
     add("two_player", "the two-player preset", two, TWO)
     add("two_player_moon", "two players, a 20-point moon made", two, ("hard", "random"), needs=moon_made)
+    add("two_player_6c_opens", "two players, 2C and 4C dead: 6C opens", two, ("random", "easy"),
+        needs=second_fallback_opens, batch=160)
     add("two_player_pass", "two players passing left, right, none; moon subtracts",
         two.replace(pass_cycle=("left", "right", "none"), moon="subtract_from_self"), TWO[::-1])
     add("moon_add_to_others", "a moon made, added to the others", classic, shooters, near, moon_made)
@@ -181,14 +188,14 @@ def play_games(rules: Rules, seats: list[str], seed: int, start_scores: list[int
 
 
 def golden_game(variant: dict[str, Any]) -> dict[str, Any]:
-    """The first game of the variant's batch that shows what it ``needs``."""
+    """The first game of the variant's batch that shows what it ``needs`` and lasts two hands or more."""
     rules = variant["rules"]
-    played = play_games(rules, variant["seats"], variant["seed"], variant["start_scores"])
+    played = play_games(rules, variant["seats"], variant["seed"], variant["start_scores"], variant["batch"])
     for game in played:
-        if variant["needs"](rules, game["hands"]):
+        if len(game["hands"]) >= 2 and variant["needs"](rules, game["hands"]):  # whole games of hands
             break
     else:
-        raise RuntimeError(f"golden games: no game of {variant['name']!r} in {BATCH} shows "
+        raise RuntimeError(f"golden games: no game of {variant['name']!r} in {variant['batch']} shows "
                            f"{variant['needs'].__name__}")
     hands = [{k: v for k, v in h.items() if k not in ("card_points", "shooter")} for h in game["hands"]]
     start = variant["start_scores"] or [0] * rules.num_players

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   IllegalActionError, PRESETS, RulesError, act, cardPoints, handSize, legalActions, newGame, nextHand, passOffset,
-  randomDeal, resolveRules, scoreHand, seatRecord,
+  isGameOver, randomDeal, resolveRules, scoreHand, seatRecord, soleLowest,
 } from '../src/engine.js';
 import { cardText, legalMask } from '../src/hearts.js';
 
@@ -47,6 +47,9 @@ test('the golden games cover every preset, each moon rule and each option', () =
   assert.ok(hands.some((h) => h.moon.some((m, s) => m && h.points[s] < 0)), 'a moon subtracted');
   assert.ok(hands.some((h) => h.moon.some((m, s) => m && h.points[s] === 0)), 'a moon added');
   assert.ok(golden.games.every((g) => g.hands.length >= 2), 'whole games of several hands');
+  assert.ok(hands.some((h) => h.deal[0] === '-' && h.deal[2] === '-'), '2C and 4C dead: 6C opens');
+  assert.ok(golden.games.some((g) => g.hands.slice(0, -1).some((h) => Math.max(...h.scores) >= g.rules.target_score)),
+    'a tie for lowest at the target plays on');
 });
 
 let steps = 0;
@@ -164,6 +167,15 @@ test('bad rules are refused naming the option', () => {
   assert.throws(() => resolveRules({ colour: 'red' }), /unknown option/);
   assert.equal(resolveRules({ preset: 'classic', moon: 'off' }).name, 'custom');
   assert.equal(resolveRules({ preset: 'classic', trump_suit: 'none' }).name, 'classic');
+});
+
+test('the game ends when someone reached the target and the lowest total is alone', () => {
+  const rules = resolveRules('classic');
+  assert.equal(isGameOver(rules, [100, 50, 60, 70]), true);
+  assert.equal(isGameOver(rules, [100, 50, 50, 70]), false);  // a tie for lowest plays another hand
+  assert.equal(isGameOver(rules, [99, 50, 60, 70]), false);
+  assert.equal(soleLowest([100, 50, 50, 70]), -1);
+  assert.equal(soleLowest([100, 40, 50, 70]), 1);
 });
 
 test('the moon rules score one made moon four ways', () => {
