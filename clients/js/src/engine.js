@@ -66,6 +66,8 @@ export const PRESETS = Object.freeze({
 const OPTIONS = Object.keys(CLASSIC);
 const FLAGS = ['first_trick_protection', 'hearts_must_be_broken', 'queen_breaks_hearts', 'queen_waits_for_hearts',
   'jack_of_diamonds_bonus'];
+/** Bound on the numeric options, as hearts_env/rules.py RULES_NUMBER_LIMIT. */
+const NUMBER_LIMIT = 10 ** 9;
 const NUMBERS = ['num_players', 'dead_cards', 'pass_count', 'moon_points', 'jack_of_diamonds_points', 'target_score'];
 
 function deckIds(deck) {
@@ -107,7 +109,12 @@ export function resolveRules(value = 'classic') {
 /** Throws RulesError unless every option and combination is allowed (hearts_env/rules.py). */
 function checkRules(r) {
   for (const k of FLAGS) if (typeof r[k] !== 'boolean') throw new RulesError(`${k}: must be true or false`);
-  for (const k of NUMBERS) if (!Number.isInteger(r[k])) throw new RulesError(`${k}: must be a whole number`);
+  for (const k of NUMBERS) {
+    // (Python keeps them in 64-bit integers with room to add; here they stay exact doubles)
+    if (!Number.isInteger(r[k]) || Math.abs(r[k]) > NUMBER_LIMIT) {
+      throw new RulesError(`${k}: must be a whole number between -${NUMBER_LIMIT} and ${NUMBER_LIMIT}`);
+    }
+  }
   if (r.num_players !== 2 && r.num_players !== 4) throw new RulesError('num_players: must be 2 or 4');
   if (r.deck !== 'full52' && r.deck !== 'short28') throw new RulesError('deck: must be full52 or short28');
   if (r.dead_cards < 0) throw new RulesError('dead_cards: must be 0 or more');

@@ -165,6 +165,8 @@ test('bad rules are refused naming the option', () => {
   assert.throws(() => resolveRules({ preset: 'two_player', jack_of_diamonds_bonus: true }), /J♦/);
   assert.throws(() => resolveRules({ preset: 'two_player', opening_lead: ['2C', '4C'] }), /opening_lead/);
   assert.throws(() => resolveRules({ colour: 'red' }), /unknown option/);
+  assert.throws(() => resolveRules({ target_score: 1e30 }), /target_score/);
+  assert.throws(() => resolveRules({ pass_count: 1.5 }), /pass_count/);
   assert.equal(resolveRules({ preset: 'classic', moon: 'off' }).name, 'custom');
   assert.equal(resolveRules({ preset: 'classic', trump_suit: 'none' }).name, 'classic');
 });
