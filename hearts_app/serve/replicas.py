@@ -91,14 +91,14 @@ class BotsReplica:
     """One replica of the deployment: the local server's ``Bots``, bounds and error answers, warmed."""
 
     def __init__(self, offered: Sequence[str], allowed_hosts: Sequence[str] | None):
-        torch = sys.modules.get("torch")
-        if torch is not None:  # one replica, one CPU (Ray sets OMP_NUM_THREADS=1 as well)
-            torch.set_num_threads(1)
         games = tempfile.mkdtemp(prefix="hearts-bots-replica-")
         try:  # the games of this app are never served here: its folder stays empty
             local = create_app(offered, games, allowed_hosts=allowed_hosts)
         finally:
             shutil.rmtree(games, ignore_errors=True)
+        torch = sys.modules.get("torch")  # (imported by a ckpt: agent)
+        if torch is not None:  # one replica, one CPU (Ray sets OMP_NUM_THREADS=1 as well)
+            torch.set_num_threads(1)
         self.bots: Bots = local.state.bots
         self.handlers = dict(local.exception_handlers)
         self.middleware = list(local.user_middleware)
@@ -132,9 +132,9 @@ def bots_app(replica: BotsReplica) -> FastAPI:
     )
 
     @app.get("/api/v1/agents", tags=["bots"])
-    def list_agents() -> dict[str, Any]:
+    async def list_agents() -> dict[str, Any]:
         """The offered agents: the rules each plays, whether it reports probabilities."""
-        return replica.bots.agents()
+        return replica.bots.agents()  # (on the event loop: answered at once, whatever /act has queued)
 
     @app.post("/api/v1/act", tags=["bots"])
     async def act(body: Act) -> dict[str, Any]:
