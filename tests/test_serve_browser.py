@@ -1,13 +1,23 @@
 """The browser page of ``hearts serve``, driven in headless Chromium by Playwright.
 
-One game against easy bots on the real app (``create_app``, served by uvicorn on a free port):
-the three pass picks (one by click, one by the arrow keys and Enter, one typed), a whole hand
-played by clicking and by the keyboard, an illegal card refused with its reason shown, the hand
-summary and scores, a reload that continues the game, the phone layout (375x667 without horizontal
-scroll), and the game's end (finished through the API): the winner, the record download, "New game".
+Headless Chromium plays whole games of the quick preset (to 50) against easy bots on the real app
+(``create_app``, served by uvicorn on a free port), once on a phone (390x844, touch) and once on a
+desktop (1280x800), at the fastest pace (``?fast=1``: the bots' cards are replayed without delay):
 
-The page is opened with ``?fast=1`` (no delay per bot card). A screenshot is taken mid-hand into
-the test's tmp folder; with ``HEARTS_SCREENSHOT=1`` it is also copied to docs/serve-screenshot.png.
+* passing: three cards chosen, one put back (undo, and by clicking it again), then "Pass left →";
+* a refused card, with the server's reason shown and nothing changed;
+* the turn marker: every change of the marked seat is recorded (a MutationObserver), and it goes
+  round the table seat by seat; the status never says "Your turn" while another seat is marked;
+* the hand summary dialog ("Next hand"), the scores, the game over dialog, the record, "New game";
+* a reload mid-game continues the game and keeps the log (localStorage);
+* the desktop also plays by keyboard, asks before leaving a game in progress, shows the pace (a
+  bot's turn stays marked while it "thinks") and the four-colour deck; the phone hides the keyboard
+  help (touch screen);
+* the layout: nothing overlaps (bounding boxes of the hand's cards, the trick's places, the seat
+  labels and the status) at 390 and 1280 px, and at 320 px, with no horizontal scroll.
+
+Screenshots of both sizes are taken mid-hand into the test's tmp folder; with ``HEARTS_SCREENSHOT=1``
+they are copied to docs/serve-screenshot.png (desktop) and docs/serve-screenshot-phone.png.
 Chromium is the system's (``/usr/bin/chromium``, installed by scripts/setup_clients.sh); no browser
 is downloaded.
 """
@@ -38,6 +48,21 @@ from playwright.sync_api import expect, sync_playwright
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT_MS = 15_000
+PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True}
+DESKTOP = {"viewport": {"width": 1280, "height": 800}}
+
+# Records every change of the marked seat with the status shown at that moment.
+TURN_RECORDER = """
+window.__turns = [];
+document.addEventListener("DOMContentLoaded", () => {
+  const note = () => window.__turns.push([document.body.dataset.turn,
+                                          (document.getElementById("status") || {}).textContent || "",
+                                          performance.now(),
+                                          (document.querySelector(".seat.to-act") || {dataset: {}}).dataset.seat || ""]);
+  new MutationObserver(note).observe(document.body, {attributes: true, attributeFilter: ["data-turn"]});
+  new MutationObserver(note).observe(document.getElementById("status"), {childList: true, characterData: true, subtree: true});
+});
+"""
 
 
 def _free_port() -> int:
@@ -50,7 +75,7 @@ def _free_port() -> int:
 def server(tmp_path_factory):
     from hearts_app.serve.app import create_app
 
-    app = create_app(["random", "easy", "normal", "hard"], tmp_path_factory.mktemp("web-games"))
+    app = create_app(["random", "easy", "normal", "hard"], tmp_path_factory.mktemp("web-games"), seed=46)
     port = _free_port()
     srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off"))
     thread = threading.Thread(target=srv.run, daemon=True)
@@ -76,10 +101,14 @@ def browser():
 # ---- helpers ------------------------------------------------------------------------------------
 
 
-def wait_idle(page):
-    """Until the page waits for the human (or the game is over); returns that state."""
-    page.wait_for_function("['your-turn', 'over'].includes(document.body.dataset.state)", timeout=TIMEOUT_MS)
+def wait_idle(page) -> str:
+    """Until the page waits for the human (a card, or a dialog to close), or the game is over."""
+    page.wait_for_function("['your-turn', 'over', 'dialog'].includes(document.body.dataset.state)", timeout=TIMEOUT_MS)
     return page.evaluate("document.body.dataset.state")
+
+
+def body_data(page, name: str) -> str:
+    return page.evaluate(f"document.body.dataset.{name}")
 
 
 def hand_cards(page) -> list[str]:
@@ -90,8 +119,18 @@ def legal_cards(page) -> list[str]:
     return page.eval_on_selector_all("#hand button.card.legal", "bs => bs.map(b => b.dataset.card)")
 
 
-def focused_card(page) -> str | None:
-    return page.evaluate("document.activeElement && document.activeElement.dataset.card || null")
+def log_lines(page) -> list[str]:
+    return page.eval_on_selector_all("#log li", "ls => ls.map(l => l.textContent)")
+
+
+def touch_card(page, card: str, phone: bool) -> None:
+    """A tap (phone) or click (desktop) on a card's visible corner: the hand is fanned, so a card's
+    middle may lie under its neighbour."""
+    card_button = page.locator(f'#hand button[data-card="{card}"]')
+    if phone:
+        card_button.tap(position={"x": 7, "y": 14})
+    else:
+        card_button.click(position={"x": 7, "y": 14})
 
 
 def typed_name(card: str) -> str:
@@ -105,6 +144,10 @@ def symbol(card: str) -> str:
     return ("10" if card[0] == "T" else card[0]) + "♣♦♥♠"["CDHS".index(card[1])]
 
 
+def focused_card(page) -> str | None:
+    return page.evaluate("document.activeElement && document.activeElement.dataset.card || null")
+
+
 def keyboard_focus(page, card: str) -> None:
     """Move the focus to ``card`` with Home and the arrow keys."""
     page.keyboard.press("Home")
@@ -113,185 +156,289 @@ def keyboard_focus(page, card: str) -> None:
     assert focused_card(page) == card
 
 
-def picks_left(page) -> int:
-    return int(page.get_attribute("#pass-panel", "data-picks-left"))
+BOXES = """() => {
+  const box = (el, what) => { const r = el.getBoundingClientRect();
+    return {what, l: r.left, t: r.top, r: r.right, b: r.bottom}; };
+  const all = (sel, what) => [...document.querySelectorAll(sel)].filter(e => !e.closest('[hidden]')).map(e => box(e, what));
+  return {hand: all('#hand .card', 'hand card'), slots: all('#trick .slot', 'trick place'),
+          labels: all('.seat:not([hidden]) .seat-label', 'seat label').concat(all('.seat:not([hidden]) .backs', 'card backs')),
+          status: all('#status', 'status'), pass: all('#pass-panel', 'pass panel'),
+          width: Math.max(document.body.scrollWidth, document.documentElement.scrollWidth),
+          viewport: window.innerWidth};
+}"""
 
 
-# ---- the test -----------------------------------------------------------------------------------
+def check_layout(page) -> None:
+    """Nothing on the felt overlaps: the hand's cards, the trick's four places, the seat labels
+    and backs, the status (a hand's cards overlap each other as a fan, each with a visible strip),
+    and nothing sticks out sideways."""
+    b = page.evaluate(BOXES)
+    width = b["viewport"]
+    assert b["width"] <= width, f"horizontal scroll at {width} px: {b['width']}"
+
+    def overlap(x, y, slack=0.5):
+        return min(x["r"], y["r"]) - max(x["l"], y["l"]) > slack and min(x["b"], y["b"]) - max(x["t"], y["t"]) > slack
+
+    groups = [b["hand"], b["slots"], b["labels"], b["status"], b["pass"]]
+    items = [x for g in groups for x in g]
+    for i, x in enumerate(items):
+        assert x["l"] >= -0.5 and x["r"] <= width + 0.5, f"{x['what']} sticks out at {width} px: {x}"
+        for y in items[i + 1:]:
+            if x["what"] == y["what"] == "hand card":
+                continue
+            assert not overlap(x, y), f"at {width} px the {x['what']} {x} overlaps the {y['what']} {y}"
+    lefts = [c["l"] for c in b["hand"]]
+    assert all(q - p >= 12 for p, q in zip(lefts, lefts[1:])), f"a fanned card shows less than 12 px at {width} px: {lefts}"
 
 
-def test_play_a_hand_in_the_browser(server, browser, tmp_path):
-    context = browser.new_context(viewport={"width": 1000, "height": 700})
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda err: errors.append(str(err)))
-    page.set_default_timeout(TIMEOUT_MS)
+def pass_with_undo(page, phone: bool) -> None:
+    """Choose two, put one back with Undo and one by clicking it again, choose three, pass."""
+    hand = hand_cards(page)
+    direction = page.locator("#pass-confirm").inner_text()
+    assert re.fullmatch(r"Pass (left|right|across) →", direction), direction
+    expect(page.locator("#pass-confirm")).to_be_disabled()
+    touch_card(page, hand[0], phone)
+    touch_card(page, hand[1], phone)
+    assert page.get_attribute("#pass-panel", "data-picks-left") == "1"
+    page.click("#pass-undo")  # puts back the last chosen
+    expect(page.locator(f'#hand button[data-card="{hand[1]}"]')).not_to_have_class(re.compile(r"\bchosen\b"))
+    touch_card(page, hand[0], phone)  # clicking a chosen card puts it back
+    expect(page.locator(f'#hand button[data-card="{hand[0]}"]')).to_have_attribute("aria-pressed", "false")
+    assert page.get_attribute("#pass-panel", "data-picks-left") == "3"
+    picks = [hand[2], hand[4], hand[7]]
+    for card in picks:
+        touch_card(page, card, phone)
+    expect(page.locator("#pass-confirm")).to_be_enabled()
+    assert hand_cards(page) == hand  # nothing is sent before the confirmation
+    page.click("#pass-confirm")
+    wait_idle(page)
+    assert body_data(page, "phase") == "play"
+    assert not set(picks) & set(hand_cards(page))
+    expect(page.locator("#log")).to_contain_text("You passed " + " ".join(symbol(c) for c in sorted(picks, key=lambda c: ("CDHS".index(c[1]), "23456789TJQKA".index(c[0])))))
 
-    # Start a classic game against three easy bots.
+
+def refuse_a_card(page, phone: bool) -> None:
+    hand, legal = hand_cards(page), legal_cards(page)
+    illegal = next(c for c in hand if c not in legal)
+    touch_card(page, illegal, phone)
+    message = page.locator("#message")
+    expect(message).to_contain_text("cannot be played now: ")  # and the reason, from the server
+    reason = message.inner_text().split("cannot be played now: ")[1].strip()
+    assert any(word in reason for word in ("follow", "first trick", "hearts", "Q♠", "lead")), reason
+    assert hand_cards(page) == hand and legal_cards(page) == legal  # nothing changed
+    assert wait_idle(page) == "your-turn"
+
+
+def check_turns(page) -> None:
+    """The marked seat went round the table, one seat after the other, and the status said
+    "Your turn" only while South was marked."""
+    turns = page.evaluate("window.__turns")
+    seats = [t[0] for t in turns]
+    assert {"0", "1", "2", "3"} <= set(seats), seats[:40]
+    in_order = sum(1 for a, b in zip(seats, seats[1:]) if a in "0123" and b in "0123" and a and b
+                   and int(b) == (int(a) + 1) % 4)
+    assert in_order >= 10, seats[:60]
+    wrong = [(t, s) for t, s, _, _ in turns if s.startswith("Your turn") and t != "0"]
+    assert not wrong, wrong[:5]
+    assert all(t == marked for t, _, _, marked in turns), [x for x in turns if x[0] != x[3]][:5]  # the seat shown
+    page.evaluate("window.__turns = []")
+
+
+# ---- the games ------------------------------------------------------------------------------------
+
+
+def start_quick_game(page, server: str) -> str:
     page.goto(f"{server}/?fast=1")
     page.wait_for_selector("body[data-state=setup]")
     presets = page.eval_on_selector_all("#preset option", "os => os.map(o => o.value)")
-    assert "classic" in presets and "two_player" in presets
-    rule_selects = page.eval_on_selector_all("select[data-rule]", "ss => ss.map(s => s.dataset.rule)")
-    assert {"target_score", "moon", "pass_cycle"} <= set(rule_selects), rule_selects
-    page.select_option("#preset", "classic")
+    assert "quick" in presets and "two_player" in presets
+    page.select_option("#preset", "quick")
     opponents = page.locator("#opponents select")
     expect(opponents).to_have_count(3)
     for i in range(3):
         opponents.nth(i).select_option("easy")
     page.click("#start")
     assert wait_idle(page) == "your-turn"
-    assert "game=" in page.url
-    game_id = page.url.split("game=")[1].split("&")[0]
-    assert page.evaluate("document.body.dataset.phase") == "pass"
-    assert len(hand_cards(page)) == 13
-    expect(page.locator("#pass-panel")).to_contain_text("left")
-    expect(page.locator("#pass-panel")).to_contain_text("3 more to choose")
-    expect(page.get_by_role("group", name="Your hand").get_by_role("button")).to_have_count(13)
-    # Cards are buttons labelled in words, red or black.
-    first = hand_cards(page)[0]
-    button = page.locator(f'#hand button[data-card="{first}"]')
-    assert button.get_attribute("aria-label").split(" of ")[1] in {"clubs", "diamonds", "hearts", "spades"}
-    assert page.get_by_role("button", name=button.get_attribute("aria-label"), exact=True).count() == 1
+    assert body_data(page, "phase") == "pass" and len(hand_cards(page)) == 13
+    expect(page.locator("#seat-south")).to_have_class(re.compile(r"\bto-act\b"))
+    expect(page.locator("#seat-west .count")).to_have_text("13 cards")
+    assert page.locator("#seat-north .back").count() == 13
+    return page.url.split("game=")[1].split("&")[0]
 
-    # Pass pick 1: a click.
-    pick1 = hand_cards(page)[0]
-    page.click(f'#hand button[data-card="{pick1}"]')
-    wait_idle(page)
-    assert picks_left(page) == 2
-    expect(page.locator(f'#hand button[data-card="{pick1}"]')).to_have_class(re.compile(r"\bchosen\b"))
-    # Pass pick 2: the arrow keys and Enter.
-    pick2 = hand_cards(page)[1]
-    keyboard_focus(page, pick2)
-    page.keyboard.press("Enter")
-    wait_idle(page)
-    assert picks_left(page) == 1
-    chosen = page.eval_on_selector_all("#pass-panel .card", "cs => cs.map(c => c.dataset.card)")
-    assert chosen == [pick1, pick2] or sorted(chosen) == sorted([pick1, pick2])
-    # Pass pick 3: typing the card's name and Enter.
-    pick3 = hand_cards(page)[5]
-    page.locator("body").click(position={"x": 5, "y": 5})  # focus off the hand: typing works anywhere
-    page.keyboard.type(typed_name(pick3))
-    expect(page.locator("#typed")).to_contain_text(typed_name(pick3))
-    page.keyboard.press("Enter")
-    wait_idle(page)
-    assert page.evaluate("document.body.dataset.phase") == "play"
-    hand = hand_cards(page)
-    assert len(hand) == 13 and not {pick1, pick2, pick3} & set(hand)
-    expect(page.locator("#log")).to_contain_text("You passed")
 
-    # Play the hand: clicks and keys, one refused card, a screenshot and a reload on the way.
-    refused = False
-    turn = 0
-    screenshot = tmp_path / "serve-screenshot.png"
-    while page.evaluate("document.body.dataset.hand") == "0":
+def play_whole_game(page, server: str, phone: bool, shots: Path) -> dict:
+    """Plays a quick game to its end; returns what happened on the way."""
+    game_id = start_quick_game(page, server)
+    if phone:
+        expect(page.locator("#help")).to_be_hidden()  # a touch screen: no keyboard help
+    else:
+        expect(page.locator("#help")).to_be_visible()
+    seen = {"summaries": 0, "refused": False, "reloaded": False, "shot": False, "keys": 0, "paced": False,
+            "asked": False, "narrow": False}
+    plays = 0
+    for _ in range(400):
         state = wait_idle(page)
-        if state == "over" or page.evaluate("document.body.dataset.hand") != "0":
+        if state == "over":
             break
+        if state == "dialog":  # the hand summary, between hands
+            summary = page.locator("#summary")
+            expect(summary).to_be_visible()
+            expect(summary).to_contain_text(f"Hand {seen['summaries'] + 1} summary")
+            expect(page.locator("#summary-next")).to_have_text("Next hand")
+            totals = [int(x) for x in summary.locator("td:nth-child(3)").all_inner_texts()]
+            page.click("#summary-next")
+            seen["summaries"] += 1
+            wait_idle(page)
+            table = [int(x) for x in page.eval_on_selector_all("#scores tbody td.total", "ts => ts.map(t => t.textContent)")]
+            assert table == totals
+            continue
+        if body_data(page, "phase") == "pass":
+            if seen["summaries"] == 0:
+                pass_with_undo(page, phone)
+            else:
+                for card in hand_cards(page)[:3]:
+                    touch_card(page, card, phone)
+                page.click("#pass-confirm")
+            continue
+
+        # Your turn to play.
+        expect(page.locator("#status")).to_contain_text("Your turn")
+        expect(page.locator("#seat-south")).to_have_class(re.compile(r"\bto-act\b"))
+        assert page.locator(".seat.to-act").count() == 1
         hand, legal = hand_cards(page), legal_cards(page)
         assert legal and set(legal) <= set(hand)
-        if not refused and len(legal) < len(hand):
-            illegal = next(c for c in hand if c not in legal)
-            page.click(f'#hand button[data-card="{illegal}"]')
-            message = page.locator("#message")
-            expect(message).to_contain_text("cannot be played now: ")  # and the reason, from the server
-            reason = message.inner_text().split("cannot be played now: ")[1].strip()
-            assert any(word in reason for word in ("follow", "first trick", "hearts", "Q♠")), reason
-            assert hand_cards(page) == hand  # nothing changed
-            refused = True
+        if not seen["refused"] and len(legal) < len(hand):
+            refuse_a_card(page, phone)
+            seen["refused"] = True
         on_table = page.locator("#trick .card").count()
-        if not screenshot.exists() and (turn >= 4 and on_table >= 2 or turn == 10):  # mid-hand, cards on the table
-            expect(page.locator("#status")).not_to_be_empty()
-            page.screenshot(path=str(screenshot))
-        if turn == 6:  # a reload continues the same hand
+        if plays >= 2 and on_table >= 2 and not seen["shot"]:
+            check_layout(page)
+            page.evaluate("document.activeElement.blur(); window.scrollTo(0, 0)")
+            page.wait_for_timeout(250)  # the cards' arrival
+            page.screenshot(path=str(shots / ("serve-screenshot-phone.png" if phone else "serve-screenshot.png")))
+            seen["shot"] = True
+            if not phone:  # the four-colour deck (kept for later visits): clubs green, diamonds blue
+                colours = "() => Object.fromEntries([...document.querySelectorAll('#hand .card')].map(c =>"\
+                          " [c.dataset.card[1], getComputedStyle(c).color]))"
+                two = page.evaluate(colours)
+                page.select_option("#deck", "4")
+                four = page.evaluate(colours)
+                page.evaluate("document.activeElement.blur()")
+                assert four.get("H") == two.get("H") and four.get("S") == two.get("S")
+                assert ("C" not in four or four["C"] not in (two["C"], four.get("S"))) and \
+                       ("D" not in four or four["D"] not in (two["D"], four.get("H")))
+            if phone:  # the smallest phones: 320 px wide
+                page.set_viewport_size({"width": 320, "height": 640})
+                page.wait_for_timeout(50)
+                check_layout(page)
+                page.set_viewport_size(PHONE["viewport"])
+                seen["narrow"] = True
+        if plays == 5 and not seen["reloaded"]:  # a reload continues the game and keeps the log
+            before = log_lines(page)
             page.reload()
-            wait_idle(page)
-            assert page.url.endswith(f"game={game_id}") or f"game={game_id}&" in page.url
-            assert hand_cards(page) == hand and legal_cards(page) == legal
-            assert page.evaluate("document.body.dataset.hand") == "0"
-        card = legal[turn % len(legal)]
-        method = turn % 3
-        if method == 0:
-            page.click(f'#hand button[data-card="{card}"]')
-        elif method == 1:
+            assert wait_idle(page) == "your-turn"
+            assert game_id in page.url and hand_cards(page) == hand and legal_cards(page) == legal
+            after = log_lines(page)
+            assert after[:len(before)] == before and len(after) == len(before) + 1, (before[-3:], after[-3:])
+            assert after[-1].startswith("Game continued")
+            if not phone and seen["shot"]:
+                assert page.input_value("#deck") == "4" and page.evaluate("document.body.classList.contains('four-colour')")
+            seen["reloaded"] = True
+        if not phone and plays == 7 and not seen["asked"]:  # "New game" mid-game asks first
+            page.click("#new-game-top")
+            expect(page.locator("#leave")).to_be_visible()
+            page.click("#leave-keep")
+            expect(page.locator("#leave")).to_be_hidden()
+            assert wait_idle(page) == "your-turn" and game_id in page.url
+            seen["asked"] = True
+
+        card = legal[plays % len(legal)]
+        pace = not phone and plays >= 9 and not seen["paced"] and page.locator("#trick .card").count() == 0
+        if pace:  # a bot's turn stays marked long enough to follow at the "fast" pace
+            page.select_option("#speed", "300")
+        if phone or plays % 3 == 0:
+            touch_card(page, card, phone)
+        elif plays % 3 == 1:
             page.keyboard.type(typed_name(card))
             page.keyboard.press("Enter")
+            seen["keys"] += 1
         else:
             keyboard_focus(page, card)
-            page.keyboard.press("Space" if turn % 2 else "Enter")
+            page.keyboard.press("Space" if plays % 2 else "Enter")
+            seen["keys"] += 1
+        if pace:
+            expect(page.locator("#trick .slot[data-pos=south] .card")).to_have_attribute("data-card", card)
+            wait_idle(page)
+            turns = page.evaluate("window.__turns")
+            start = next(t for s, _, t, _ in turns[::-1] if s == "1")  # West marked ...
+            end = next(t for s, _, t, _ in turns if s == "2" and t > start)  # ... until North's turn
+            assert end - start >= 250, (start, end)
+            page.select_option("#speed", "0")
+            page.evaluate("document.activeElement.blur()")
+            seen["paced"] = True
         page.wait_for_function(
-            "card => document.body.dataset.state !== 'your-turn' || document.body.dataset.hand !== '0' ||"
+            "card => document.body.dataset.state !== 'your-turn' ||"
             " ![...document.querySelectorAll('#hand button.card')].some(b => b.dataset.card === card)",
             arg=card, timeout=TIMEOUT_MS)
-        expect(page.locator("#log")).to_contain_text(f"You play {symbol(card)}")
-        turn += 1
-        assert turn <= 13
-    assert turn == 13 and refused
+        plays += 1
+        if plays == 13:
+            check_turns(page)
+    seen["plays"] = plays
+    seen["id"] = game_id
+    return seen
 
-    # The hand summary and the scores.
-    wait_idle(page)
-    summary = page.locator("#summary")
-    expect(summary).to_be_visible()
-    expect(summary).to_contain_text("Hand 1 summary")
-    totals = [int(x) for x in page.eval_on_selector_all("#scores tbody td.total", "ts => ts.map(t => t.textContent)")]
-    assert len(totals) == 4 and sum(totals) in (26, 78)  # 78: a moon, the others get 26 each
-    moon = summary.locator(".moon")
-    assert moon.count() == (1 if sum(totals) == 78 else 0)
-    expect(page.locator("#last-trick")).to_contain_text("Last trick")
-    assert page.evaluate("document.body.dataset.phase") == "pass"  # hand 2 passes right
-    expect(page.locator("#pass-panel")).to_contain_text("right")
 
-    # Reload after the hand: the same game, hand 2, the same cards.
-    hand = hand_cards(page)
-    page.reload()
-    wait_idle(page)
-    assert page.evaluate("document.body.dataset.hand") == "1" and hand_cards(page) == hand
-    totals_again = [int(x) for x in page.eval_on_selector_all("#scores tbody td.total", "ts => ts.map(t => t.textContent)")]
-    assert totals_again == totals
-
-    # A phone: the same game, no horizontal scroll, every card reachable.
-    phone = browser.new_context(viewport={"width": 375, "height": 667}, is_mobile=True, has_touch=True)
-    mobile = phone.new_page()
-    mobile.goto(page.url)
-    wait_idle(mobile)
-    assert hand_cards(mobile) == hand
-    widths = mobile.evaluate("[document.body.scrollWidth, document.documentElement.scrollWidth]")
-    assert max(widths) <= 375, widths
-    right_edge = mobile.eval_on_selector_all("#hand button.card", "bs => Math.max(...bs.map(b => b.getBoundingClientRect().right))")
-    assert right_edge <= 375
-    mobile.click("#new-game-top")
-    mobile.wait_for_selector("body[data-state=setup]")
-    assert max(mobile.evaluate("[document.body.scrollWidth, document.documentElement.scrollWidth]")) <= 375
-    phone.close()
-
-    # Finish the game through the API (the first legal card each time), then the page shows the end.
-    assert page.is_hidden("#record-link")  # the record (every hand as dealt) comes at the end
-    api = f"{server}/api/v1/games/{game_id}"
-    view = page.request.get(api).json()
-    for _ in range(2000):
-        if view["phase"] == "over":
-            break
-        response = page.request.post(f"{api}/play", data={"card": view["legal"][0]})
-        assert response.status == 200, response.text()
-        view = response.json()
-    assert view["phase"] == "over"
-    page.reload()
-    assert wait_idle(page) == "over"
+def check_game_over(page, server: str, game_id: str) -> None:
     over = page.locator("#gameover")
     expect(over).to_be_visible()
     expect(over).to_contain_text("Final scores")
     expect(over).to_contain_text("win")
+    view = page.request.get(f"{server}/api/v1/games/{game_id}").json()
+    assert view["phase"] == "over" and max(view["scores"]) >= 50
+    shown = [int(x) for x in over.locator("td:nth-child(3)").all_inner_texts()]
+    assert shown == view["scores"]
     href = page.get_attribute("#record-link-over", "href")
     assert game_id in href and page.is_visible("#record-link-over")
     response = page.request.get(f"{server}/{href}")
     assert response.status == 200 and '"type": "game"' in response.text().replace('":"', '": "')
-    page.click("#new-game")
+    text = page.evaluate("document.body.innerText")
+    assert not re.search("[\U0001F000-\U0001FAFF]", text), "an emoji on the page"
+    page.click("#new-game")  # the game is over: no question
     page.wait_for_selector("body[data-state=setup]")
     assert "game=" not in page.url
 
+
+def new_page(browser, options: dict):
+    context = browser.new_context(**options)
+    context.add_init_script(TURN_RECORDER)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda err: errors.append(str(err)))
+    page.set_default_timeout(TIMEOUT_MS)
+    return context, page, errors
+
+
+def copy_screenshot(shot: Path) -> None:
+    assert shot.is_file()
+    if os.environ.get("HEARTS_SCREENSHOT") == "1":
+        shutil.copyfile(shot, ROOT / "docs" / shot.name)
+
+
+def test_a_whole_game_on_a_phone(server, browser, tmp_path):
+    context, page, errors = new_page(browser, PHONE)
+    seen = play_whole_game(page, server, phone=True, shots=tmp_path)
+    assert seen["refused"] and seen["reloaded"] and seen["shot"] and seen["narrow"] and seen["summaries"] >= 1
+    check_game_over(page, server, seen["id"])
     assert not errors, errors
     context.close()
+    copy_screenshot(tmp_path / "serve-screenshot-phone.png")
 
-    assert screenshot.is_file()
-    if os.environ.get("HEARTS_SCREENSHOT") == "1":
-        shutil.copyfile(screenshot, ROOT / "docs" / "serve-screenshot.png")
+
+def test_a_whole_game_on_a_desktop(server, browser, tmp_path):
+    context, page, errors = new_page(browser, DESKTOP)
+    seen = play_whole_game(page, server, phone=False, shots=tmp_path)
+    assert seen["refused"] and seen["reloaded"] and seen["asked"] and seen["paced"] and seen["keys"] >= 4
+    check_game_over(page, server, seen["id"])
+    assert not errors, errors
+    context.close()
+    copy_screenshot(tmp_path / "serve-screenshot.png")

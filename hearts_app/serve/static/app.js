@@ -1,9 +1,12 @@
 // Hearts Lab in the browser: the page over the JSON API (/api/v1/...). No build step, no libraries.
 //
 // The server holds the game; this page only shows the view it gets back (what seat 0, "you", may
-// see) and sends one card at a time: a pass pick during passing, a card during play. The events of
-// each answer are shown in order, with a short delay per bot card (?fast=1 or the speed setting
-// turns the delay off). The URL carries the game (?game=<id>), so a reload continues it.
+// see) and sends one card at a time: a pass pick during passing, a card during play. An answer
+// carries the events since your last card (the opponents' cards, the tricks, the hand's score):
+// the page replays them one by one at the chosen pace (the "Pace" setting; ?fast=1 plays them
+// instantly), marking the seat that is playing, so you always see whose turn it is. Passing is
+// chosen here (three cards, undo by clicking again) and sent when you confirm. The URL carries the
+// game (?game=<id>), so a reload continues it; the log of what you saw is kept in localStorage.
 
 const API = "api/v1";
 const RANKS = "23456789TJQKA";
@@ -64,17 +67,23 @@ export function parseCard(text) {
 
 function cardElement(card, tag = "span") {
   const el = document.createElement(tag);
-  el.className = `card ${SUITS[card[1]].red ? "red" : "black"}`;
+  el.className = `card ${SUITS[card[1]].red ? "red" : "black"} suit-${card[1]}`;
   el.dataset.card = card;
+  const corner = document.createElement("span"); // the index in the corner: readable when fanned
+  corner.className = "corner";
   const rank = document.createElement("span");
   rank.className = "rank";
   rank.textContent = rankText(card);
   const suit = document.createElement("span");
   suit.className = "suit";
   suit.textContent = SUITS[card[1]].sym;
-  rank.setAttribute("aria-hidden", "true");
-  suit.setAttribute("aria-hidden", "true");
-  el.append(rank, suit);
+  corner.append(rank, suit);
+  const pip = document.createElement("span");
+  pip.className = "pip";
+  pip.textContent = SUITS[card[1]].sym;
+  corner.setAttribute("aria-hidden", "true");
+  pip.setAttribute("aria-hidden", "true");
+  el.append(corner, pip);
   el.setAttribute("aria-label", cardName(card));
   if (tag === "span") el.setAttribute("role", "img");
   return el;
@@ -90,7 +99,9 @@ const state = {
   typed: "",
   focusIndex: 0,
   restoreFocus: false, // put the focus back on the hand after a play made from the hand
-  delay: 450,
+  delay: 700, // ms per opponent's card; a trick stays 1.5 times as long before it goes to its winner
+  passSel: [], // the cards chosen to pass, not yet sent (undo: click one again)
+  shown: null, // the table as shown now (replaying events moves it on before the view is rendered)
 };
 if (params.get("fast") === "1") state.delay = 0;
 else {
@@ -179,16 +190,62 @@ function winnerText(view, winner) {
   return `${names.join(" and ")} share the win.`;
 }
 
-// ---- the log -----------------------------------------------------------------------------------
+// ---- the log (kept in localStorage per game: only what was shown) -------------------------------
 
-function log(text, kind = "") {
+const LOG_KEEP = 400; // lines kept per game
+const LOG_GAMES = 8; // games whose logs are kept
+
+function storageGet(key) {
+  try {
+    return JSON.parse(localStorage.getItem(key));
+  } catch {
+    return null;
+  }
+}
+
+function storageSet(key, value) {
+  try {
+    localStorage.setItem(key, JSON.stringify(value));
+  } catch {
+    // storage full or refused: the log is simply not kept
+  }
+}
+
+function logLine(text, kind = "") {
   const li = document.createElement("li");
   li.textContent = text;
   if (kind) li.className = `ev-${kind}`;
   const list = $("log");
   list.append(li);
-  while (list.children.length > 80) list.firstElementChild.remove();
+  while (list.children.length > LOG_KEEP) list.firstElementChild.remove();
   list.scrollTop = list.scrollHeight;
+}
+
+function log(text, kind = "") {
+  logLine(text, kind);
+  const id = state.view && state.view.id;
+  if (!id) return;
+  const entries = storageGet(`hearts-log:${id}`) || [];
+  entries.push([kind, text]);
+  storageSet(`hearts-log:${id}`, entries.slice(-LOG_KEEP));
+  const games = (storageGet("hearts-log-games") || []).filter((g) => g !== id);
+  games.unshift(id);
+  for (const old of games.slice(LOG_GAMES)) localStorage.removeItem(`hearts-log:${old}`);
+  storageSet("hearts-log-games", games.slice(0, LOG_GAMES));
+}
+
+function restoreLog(id) {
+  $("log").replaceChildren();
+  for (const [kind, text] of storageGet(`hearts-log:${id}`) || []) logLine(text, kind);
+}
+
+/** Which events of an answer the player has seen: a reload replays none, and logs only the unseen. */
+function answerSignature(view) {
+  return `${view.hand_number}/${view.trick_number}/${view.to_act}/${view.phase}/${JSON.stringify(view.events || [])}`;
+}
+
+function markSeen(view, count) {
+  storageSet(`hearts-seen:${view.id}`, { sig: answerSignature(view), count });
 }
 
 function showMessage(text, kind = "error") {
@@ -202,50 +259,122 @@ function clearMessage() {
   $("message").className = "message";
 }
 
-// ---- rendering ---------------------------------------------------------------------------------
+// ---- the table as shown ---------------------------------------------------------------------------
 
-function renderTrick(view, plays, winner = null) {
+const pointsText = (p) => `${p} ${p === 1 ? "point" : "points"}`;
+
+/** The table of a view: what the page shows when no events are being replayed. */
+function shownOf(view) {
+  const n = numPlayers(view);
+  const dealt = numCardsDealt(view);
+  const counts = view.players.map((p) => {
+    if (p.seat === 0) return view.hand.length;
+    if (view.phase === "over") return 0;
+    if (view.phase === "pass") return dealt;
+    return dealt - view.trick_number - (view.trick.some((t) => t.seat === p.seat) ? 1 : 0);
+  });
+  return {
+    n,
+    hand: [...view.hand],
+    received: null,
+    trick: [...(view.trick || [])],
+    winner: null,
+    counts,
+    handPoints: [...(view.hand_points || Array(n).fill(0))],
+    scores: [...view.scores],
+    turn: view.phase === "over" ? null : view.to_act,
+    heartsBroken: !!view.hearts_broken,
+    lastTrick: view.last_trick,
+  };
+}
+
+function setTurn(view, seat) {
+  state.shown.turn = seat;
+  document.body.dataset.turn = seat === null || seat === undefined ? "" : String(seat);
+  renderSeats(view);
+}
+
+function setStatus(text) {
+  $("status").textContent = text;
+}
+
+function renderBacks(box, count) {
+  box.replaceChildren();
+  const shown = Math.min(count, 13);
+  for (let i = 0; i < shown; i++) {
+    const back = document.createElement("span");
+    back.className = "back";
+    back.style.setProperty("--i", i);
+    back.style.setProperty("--n", shown);
+    box.append(back);
+  }
+}
+
+function renderSeats(view) {
+  const s = state.shown;
+  const n = numPlayers(view);
+  for (const pos of ["north", "west", "east", "south"]) $(`seat-${pos}`).hidden = true;
+  for (const p of view.players) {
+    const box = $(`seat-${positionOf(p.seat, n)}`);
+    box.hidden = false;
+    box.dataset.seat = p.seat;
+    box.replaceChildren();
+    const label = document.createElement("div");
+    label.className = "seat-label";
+    const name = document.createElement("span");
+    name.className = "seat-name";
+    name.textContent = p.seat === 0 ? "You" : POS_NAMES[positionOf(p.seat, n)];
+    label.append(name);
+    if (p.seat !== 0) {
+      const agent = document.createElement("span");
+      agent.className = "seat-agent";
+      agent.textContent = p.name;
+      label.append(agent);
+    }
+    const score = document.createElement("span");
+    score.className = "seat-score";
+    const taken = s.handPoints[p.seat] || 0;
+    score.textContent = `${s.scores[p.seat]} ${s.scores[p.seat] === 1 ? "pt" : "pts"}${taken ? ` (+${taken})` : ""}`;
+    score.title = `${pointsText(s.scores[p.seat])} in total${taken ? `, ${taken} taken this hand` : ""}`;
+    label.append(score);
+    box.append(label);
+    const turn = s.turn === p.seat;
+    if (p.seat !== 0) {
+      const backs = document.createElement("div");
+      backs.className = "backs";
+      backs.setAttribute("aria-hidden", "true");
+      renderBacks(backs, s.counts[p.seat]);
+      const count = document.createElement("span");
+      count.className = "count";
+      count.textContent = `${s.counts[p.seat]} ${s.counts[p.seat] === 1 ? "card" : "cards"}`;
+      box.append(backs, count);
+    }
+    box.classList.toggle("to-act", turn);
+    box.setAttribute("aria-label", `${playerName(view, p.seat)}: ${pointsText(s.scores[p.seat])}` +
+      `${taken ? `, ${taken} this hand` : ""}${p.seat ? `, ${s.counts[p.seat]} cards` : ""}${turn ? ", to play" : ""}`);
+  }
+  document.body.dataset.turn = s.turn === null || s.turn === undefined ? "" : String(s.turn);
+}
+
+function renderTrick(view) {
+  const s = state.shown;
   const n = numPlayers(view);
   for (const slot of $("trick").querySelectorAll(".slot")) {
     slot.replaceChildren();
     slot.classList.remove("winner");
     slot.hidden = n === 2 && (slot.dataset.pos === "west" || slot.dataset.pos === "east");
   }
-  for (const { seat, card } of plays) {
+  for (const { seat, card } of s.trick) {
     const slot = $("trick").querySelector(`.slot[data-pos="${positionOf(seat, n)}"]`);
     const el = cardElement(card);
     el.setAttribute("aria-label", `${shortName(view, seat)}: ${cardName(card)}`);
-    const who = document.createElement("span");
-    who.className = "who";
-    who.textContent = shortName(view, seat);
-    slot.append(el, who);
-    if (winner === seat) slot.classList.add("winner");
-  }
-  $("trick-note").textContent =
-    winner === null || winner === undefined ? "" : `${shortName(view, winner)} ${winner === 0 ? "take" : "takes"} the trick`;
-}
-
-function renderSeats(view) {
-  const n = numPlayers(view);
-  for (const pos of ["north", "west", "east", "south"]) $(`seat-${pos}`).hidden = true;
-  for (const p of view.players) {
-    const box = $(`seat-${positionOf(p.seat, n)}`);
-    box.hidden = false;
-    box.replaceChildren();
-    const name = document.createElement("div");
-    name.className = "seat-name";
-    name.textContent = p.seat === 0 ? "You (South)" : playerName(view, p.seat);
-    const score = document.createElement("div");
-    score.className = "seat-score";
-    const taken = view.hand_points ? view.hand_points[p.seat] : 0;
-    score.textContent = `${view.scores[p.seat]} pts${taken ? ` · +${taken} this hand` : ""}`;
-    box.append(name, score);
-    box.classList.toggle("to-act", view.phase !== "over" && view.to_act === p.seat);
-    box.classList.toggle("dealer-you", p.seat === 0);
+    slot.append(el);
+    if (s.winner === seat) slot.classList.add("winner");
   }
 }
 
 function renderScores(view) {
+  const s = state.shown;
   const body = $("scores").querySelector("tbody");
   body.replaceChildren();
   for (const p of view.players) {
@@ -256,10 +385,10 @@ function renderScores(view) {
     name.textContent = playerName(view, p.seat);
     const hand = document.createElement("td");
     hand.className = "hand-points";
-    hand.textContent = view.hand_points ? view.hand_points[p.seat] : 0;
+    hand.textContent = s.handPoints[p.seat] || 0;
     const total = document.createElement("td");
     total.className = "total";
-    total.textContent = view.scores[p.seat];
+    total.textContent = s.scores[p.seat];
     tr.append(name, hand, total);
     body.append(tr);
   }
@@ -271,32 +400,22 @@ function renderScores(view) {
   $("rules-line").textContent = `Hand ${view.hand_number + 1} · ${bits.join(" · ")}`;
 }
 
-function renderInfo(view) {
-  const status = $("status");
-  if (view.phase === "over") {
-    status.textContent = "Game over.";
-  } else if (view.phase === "pass") {
-    status.textContent = view.your_turn ? "Choose cards to pass." : `${playerName(view, view.to_act)} is choosing…`;
-  } else if (view.your_turn) {
-    status.textContent = view.trick.length === 0 ? "Your lead." : "Your turn.";
-  } else {
-    status.textContent = `${playerName(view, view.to_act)} to play…`;
-  }
+function renderHearts() {
   const hearts = $("hearts");
-  hearts.textContent = view.hearts_broken ? "♥ Hearts are broken" : "♡ Hearts are not broken";
-  hearts.classList.toggle("broken", !!view.hearts_broken);
-  renderLastTrick(view, view.last_trick);
+  hearts.textContent = state.shown.heartsBroken ? "Hearts are broken." : "Hearts are not broken yet.";
+  hearts.classList.toggle("broken", state.shown.heartsBroken);
 }
 
-function renderLastTrick(view, last) {
+function renderLastTrick(view) {
+  const last = state.shown.lastTrick;
   const el = $("last-trick");
   el.replaceChildren();
   if (!last) {
     el.textContent = "Last trick: none yet this hand.";
     return;
   }
-  const who = last.winner === 0 ? "You took" : `${playerName(view, last.winner)} took`;
-  el.append(`Last trick: ${who} it (${last.points} ${last.points === 1 ? "point" : "points"}): `);
+  const who = last.winner === 0 ? "You took" : `${shortName(view, last.winner)} took`;
+  el.append(`Last trick: ${who} it (${pointsText(last.points)}): `);
   for (const { seat, card } of last.plays) {
     const c = cardElement(card);
     c.classList.add("mini");
@@ -305,70 +424,131 @@ function renderLastTrick(view, last) {
   }
 }
 
+function renderTable(view) {
+  renderSeats(view);
+  renderTrick(view);
+  renderScores(view);
+  renderHearts();
+  renderLastTrick(view);
+}
+
+function passWords(view, direction, to) {
+  const whom = to === null || to === undefined ? "" : `, to ${shortName(view, to)}`;
+  return `${direction}${whom}`;
+}
+
+function statusOf(view) {
+  if (view.phase === "over") return "Game over.";
+  if (!view.your_turn) return `${shortName(view, view.to_act)} is playing…`;
+  if (view.phase === "pass") {
+    const left = view.pass ? view.pass.picks_left : 3;
+    return `Your turn: pass ${left} ${left === 1 ? "card" : "cards"} ${passWords(view, view.pass.direction, view.pass.to)}.`;
+  }
+  return view.trick.length === 0 ? "Your turn: lead a card." : "Your turn: play a card.";
+}
+
 function renderPass(view) {
   const panel = $("pass-panel");
   const pass = view.pass;
-  const received = view.received;
   panel.replaceChildren();
-  if (pass && pass.direction && pass.direction !== "none") {
+  delete panel.dataset.picksLeft;
+  if (view.phase === "pass" && pass && pass.direction && pass.direction !== "none") {
     panel.hidden = false;
-    const to = pass.to === null || pass.to === undefined ? "" : ` to ${playerName(view, pass.to)}`;
+    const need = pass.picks_left;
+    const chosen = state.passSel.length;
+    panel.dataset.picksLeft = need - chosen;
     const head = document.createElement("p");
     head.className = "pass-head";
-    const arrow = { left: "←", right: "→", across: "↑" }[pass.direction] || "";
-    const total = (pass.chosen ? pass.chosen.length : 0) + (pass.picks_left || 0);
-    head.textContent = `${arrow} Pass ${total} cards ${pass.direction}${to}: ${pass.picks_left} more to choose.`;
-    const chosen = document.createElement("p");
-    chosen.className = "pass-chosen";
-    chosen.append("Chosen: ");
-    if (!pass.chosen || pass.chosen.length === 0) chosen.append("none yet");
-    for (const c of pass.chosen || []) chosen.append(cardElement(c), " ");
-    panel.append(head, chosen);
-    panel.dataset.picksLeft = pass.picks_left;
-  } else if (received && received.length && view.phase === "play" && view.hand.length >= numCardsDealt(view) - 1) {
-    panel.hidden = false;
-    const p = document.createElement("p");
-    p.className = "pass-received";
-    p.append("You received: ");
-    for (const c of received) p.append(cardElement(c), " ");
-    panel.append(p);
-    delete panel.dataset.picksLeft;
+    head.textContent = chosen < need
+      ? `Choose ${need - chosen} more (${chosen} of ${need}); click a chosen card to put it back.`
+      : `Ready to pass ${state.passSel.map(cardSymbol).join(" ")}.`;
+    const undo = document.createElement("button");
+    undo.type = "button";
+    undo.id = "pass-undo";
+    undo.textContent = "Undo";
+    undo.disabled = chosen === 0 || state.busy;
+    undo.addEventListener("click", () => {
+      state.passSel.pop();
+      refreshPass();
+    });
+    const go = document.createElement("button");
+    go.type = "button";
+    go.id = "pass-confirm";
+    go.className = "primary";
+    go.textContent = `Pass ${pass.direction} →`;
+    go.disabled = chosen !== need || state.busy;
+    go.addEventListener("click", confirmPass);
+    const actions = document.createElement("div");
+    actions.className = "pass-actions";
+    actions.append(undo, go);
+    panel.append(head, actions);
   } else {
     panel.hidden = true;
-    delete panel.dataset.picksLeft;
   }
 }
 
-function renderHand(view, handCards = view.hand, interactive = true) {
+function refreshPass() {
+  renderPass(state.view);
+  renderHand(state.view);
+}
+
+/** Lays the hand out as a fan that fits the felt's width (cards overlap as much as they must). */
+function layoutHand() {
+  const hand = $("hand");
+  const buttons = [...hand.querySelectorAll(".card")];
+  const n = buttons.length;
+  if (!n) return;
+  const width = hand.clientWidth - 24; // room for the fan's tilt
+  const w = buttons[0].offsetWidth;
+  const step = n > 1 ? Math.min(w * 0.66, (width - w) / (n - 1)) : 0;
+  const spread = Math.min(2.2, 26 / n); // degrees between neighbours
+  buttons.forEach((b, i) => {
+    const off = i - (n - 1) / 2;
+    b.style.marginLeft = i === 0 ? "0" : `${step - w}px`;
+    b.style.setProperty("--rot", `${(off * spread).toFixed(2)}deg`);
+    b.style.setProperty("--arc", `${(off * off * 0.55 * (spread / 2.2)).toFixed(1)}px`);
+    b.style.zIndex = String(i + 1);
+  });
+}
+
+function renderHand(view, interactive = true) {
+  const s = state.shown;
   const hand = $("hand");
   const hadFocus = hand.contains(document.activeElement);
   hand.replaceChildren();
-  const legal = new Set(interactive && view.your_turn ? view.legal : []);
-  const chosen = new Set(view.pass ? view.pass.chosen || [] : []);
-  const firstTrick = view.hand.length >= numCardsDealt(view) - 1;
-  const received = new Set(view.phase === "play" && view.received && firstTrick ? view.received : []);
-  handCards.forEach((card, i) => {
+  const active = interactive && view.your_turn && !state.busy;
+  const legal = new Set(active ? view.legal : []);
+  const locked = new Set(view.pass ? view.pass.chosen || [] : []); // sent to the server: no undo
+  const chosen = new Set(view.phase === "pass" ? state.passSel : []);
+  const received = new Set(s.received || []);
+  s.hand.forEach((card, i) => {
     const btn = cardElement(card, "button");
     btn.type = "button";
     btn.tabIndex = -1;
     btn.dataset.index = i;
-    if (legal.has(card)) btn.classList.add("legal");
-    else btn.classList.add("illegal");
-    if (chosen.has(card)) {
+    if (legal.has(card) && !locked.has(card)) btn.classList.add("legal");
+    else if (active) btn.classList.add("illegal");
+    if (chosen.has(card) || locked.has(card)) {
       btn.classList.add("chosen");
       btn.setAttribute("aria-pressed", "true");
       btn.title = "chosen to pass";
-    } else if (view.your_turn && interactive && !legal.has(card)) {
+    } else if (view.phase === "pass") {
+      btn.setAttribute("aria-pressed", "false");
+    } else if (active && !legal.has(card)) {
       btn.title = "not playable now";
     }
-    if (received.has(card)) btn.classList.add("received");
+    if (received.has(card)) {
+      btn.classList.add("received");
+      btn.title = "received in the pass";
+    }
     btn.addEventListener("click", () => {
       state.focusIndex = i;
-      playCard(card);
+      chooseCard(card);
     });
     hand.append(btn);
   });
   hand.setAttribute("aria-label", view.phase === "pass" ? "Your hand: choose cards to pass" : "Your hand");
+  layoutHand();
   const buttons = hand.querySelectorAll("button");
   if (buttons.length) {
     const i = Math.min(state.focusIndex, buttons.length - 1);
@@ -377,20 +557,13 @@ function renderHand(view, handCards = view.hand, interactive = true) {
   }
 }
 
-function renderGameOver(view) {
-  const panel = $("gameover");
-  if (view.phase !== "over" || !view.game_over) {
-    panel.hidden = true;
-    return;
-  }
-  panel.hidden = false;
-  const scores = view.game_over.scores || view.scores;
-  const lines = view.players.map((p) => `${playerName(view, p.seat)} ${scores[p.seat]}`).join(", ");
-  $("gameover-text").textContent = `${winnerText(view, view.game_over.winner)} Final scores: ${lines}.`;
-}
-
 function render(view) {
   state.view = view;
+  state.shown = shownOf(view);
+  const firstTrick = view.phase === "play" && view.hand.length >= numCardsDealt(view) - 1;
+  if (firstTrick && view.received) state.shown.received = view.received;
+  const locked = view.pass ? view.pass.chosen || [] : [];
+  state.passSel = view.phase === "pass" ? state.passSel.filter((c) => view.hand.includes(c) && !locked.includes(c)) : [];
   $("loading").hidden = true;
   $("setup").hidden = true;
   $("game").hidden = false;
@@ -403,31 +576,30 @@ function render(view) {
   }
   document.body.dataset.hand = view.hand_number;
   document.body.dataset.phase = view.phase;
-  renderSeats(view);
-  renderTrick(view, view.trick || []);
-  renderInfo(view);
+  renderTable(view);
+  setStatus(statusOf(view));
   renderPass(view);
-  renderScores(view);
   renderHand(view);
   state.restoreFocus = false;
   $("hand").hidden = view.phase === "over" && view.hand.length === 0;
   $("help").hidden = view.phase === "over";
-  renderGameOver(view);
   setPageState(view.phase === "over" ? "over" : view.your_turn ? "your-turn" : "waiting");
 }
 
-function showSummary(view, event) {
-  const body = $("summary-body");
-  body.replaceChildren();
-  const title = $("summary-title");
-  title.textContent = `Hand ${event.hand_number + 1} summary`;
-  if (event.moon !== null && event.moon !== undefined) {
-    const moon = document.createElement("p");
-    moon.className = "moon";
-    moon.textContent =
-      event.moon === 0 ? "You shot the moon! 🌙" : `${playerName(view, event.moon)} shot the moon! 🌙`;
-    body.append(moon);
-  }
+// ---- dialogs ----------------------------------------------------------------------------------------
+
+function openDialog(dialog) {
+  if (!dialog.open) dialog.showModal();
+  return new Promise((resolve) => dialog.addEventListener("close", resolve, { once: true }));
+}
+
+function moonText(view, seat) {
+  return seat === 0
+    ? "You shot the moon: you took every penalty card."
+    : `${playerName(view, seat)} shot the moon: every penalty card.`;
+}
+
+function pointsTable(view, points, scores) {
   const table = document.createElement("table");
   table.innerHTML = "<thead><tr><th scope=\"col\">Player</th><th scope=\"col\">This hand</th><th scope=\"col\">Total</th></tr></thead>";
   const tbody = document.createElement("tbody");
@@ -437,85 +609,259 @@ function showSummary(view, event) {
     th.scope = "row";
     th.textContent = playerName(view, p.seat);
     const pts = document.createElement("td");
-    pts.textContent = event.points[p.seat];
+    pts.textContent = points ? points[p.seat] : "";
     const tot = document.createElement("td");
-    tot.textContent = event.scores[p.seat];
+    tot.textContent = scores[p.seat];
     tr.append(th, pts, tot);
     tbody.append(tr);
   }
   table.append(tbody);
-  body.append(table);
-  $("summary").hidden = false;
+  return table;
 }
 
-// ---- events, in order --------------------------------------------------------------------------
+/** The hand's summary as a dialog; resolves when the player closes it ("Next hand"). */
+function showSummary(view, event) {
+  const body = $("summary-body");
+  body.replaceChildren();
+  $("summary-title").textContent = `Hand ${event.hand_number + 1} summary`;
+  if (event.moon !== null && event.moon !== undefined) {
+    const moon = document.createElement("p");
+    moon.className = "moon";
+    moon.textContent = moonText(view, event.moon);
+    body.append(moon);
+  }
+  body.append(pointsTable(view, event.points, event.scores));
+  const low = Math.min(...event.scores);
+  const leaders = view.players.filter((p) => event.scores[p.seat] === low).map((p) => shortName(view, p.seat));
+  const lead = document.createElement("p");
+  lead.textContent = `Lowest total: ${leaders.join(" and ")} (${low}). The game ends at ${view.rules.target_score}.`;
+  body.append(lead);
+  setPageState("dialog");
+  const closed = openDialog($("summary"));
+  $("summary-next").focus();
+  return closed;
+}
 
-async function showEvents(before, after, playedCard) {
-  const view = after;
-  let trick = before ? [...(before.trick || [])] : [];
-  let handCards = before ? before.hand.filter((c) => c !== playedCard || before.phase === "pass") : after.hand;
-  if (before && before.phase === "play") renderHand(before, handCards, false);
+function showGameOver(view, lastHand = null) {
+  const over = view.game_over;
+  if (!over) return;
+  const scores = over.scores || view.scores;
+  $("gameover-text").textContent = `${winnerText(view, over.winner)} Final scores below.`;
+  const body = $("gameover-body");
+  body.replaceChildren();
+  if (lastHand && lastHand.moon !== null && lastHand.moon !== undefined) {
+    const moon = document.createElement("p");
+    moon.className = "moon";
+    moon.textContent = `Last hand: ${moonText(view, lastHand.moon)}`;
+    body.append(moon);
+  }
+  body.append(pointsTable(view, lastHand ? lastHand.points : null, scores));
+  openDialog($("gameover"));
+  $("new-game").focus();
+}
+
+// ---- events, in order ---------------------------------------------------------------------------
+
+function eventLine(view, e) {
+  switch (e.type) {
+    case "played":
+      return [`${shortName(view, e.seat)} ${e.seat === 0 ? "play" : "plays"} ${cardSymbol(e.card)}`, ""];
+    case "hearts_broken":
+      return [`Hearts are broken (${shortName(view, e.seat)}: ${cardSymbol(e.card)})`, "note"];
+    case "trick_won": {
+      const pts = e.points ? ` (${pointsText(e.points)})` : "";
+      return [`${shortName(view, e.winner)} ${e.winner === 0 ? "take" : "takes"} the trick${pts}`, "trick"];
+    }
+    case "exchanged": {
+      const to = e.to === null || e.to === undefined ? "" : ` to ${shortName(view, e.to)}`;
+      const from = e.from === null || e.from === undefined ? "" : ` from ${shortName(view, e.from)}`;
+      return [`You passed ${cardsText(e.passed)}${to} and received ${cardsText(e.received)}${from}`, "note"];
+    }
+    case "hand_scored": {
+      const moon = e.moon === null || e.moon === undefined ? "" : `. ${moonText(view, e.moon)}`;
+      const pts = view.players.map((p) => `${shortName(view, p.seat)} ${e.points[p.seat]}`).join(", ");
+      return [`Hand ${e.hand_number + 1} scored: ${pts}${moon}`, "score"];
+    }
+    case "hand_started": {
+      const dir = e.pass_direction && e.pass_direction !== "none" ? `pass ${e.pass_direction}` : "no pass";
+      return [`Hand ${e.hand_number + 1} dealt (${dir})`, "note"];
+    }
+    case "game_over":
+      return [`Game over: ${winnerText(view, e.winner)}`, "score"];
+    default:
+      return null;
+  }
+}
+
+/** The trick's cards fly to the seat of the player who took it. */
+async function collectTrick(view, winner) {
+  const ms = Math.min(450, state.delay * 0.6);
+  if (ms <= 0) return;
+  const target = $(`seat-${positionOf(winner, numPlayers(view))}`).getBoundingClientRect();
+  for (const card of $("trick").querySelectorAll(".card")) {
+    const r = card.getBoundingClientRect();
+    const dx = target.left + target.width / 2 - (r.left + r.width / 2);
+    const dy = target.top + target.height / 2 - (r.top + r.height / 2);
+    card.style.transition = `transform ${ms}ms ease-in, opacity ${ms}ms ease-in`;
+    card.style.transform = `translate(${dx}px, ${dy}px) scale(0.4)`;
+    card.style.opacity = "0";
+  }
+  await sleep(ms);
+}
+
+/** Replays an answer's events on the shown table, one by one at the chosen pace. */
+async function replay(view, events) {
+  const s = state.shown;
+  const n = numPlayers(view);
+  const dealt = numCardsDealt(view);
   setPageState("busy");
-  for (const e of after.events || []) {
+  for (let i = 0; i < events.length; i++) {
+    const e = events[i];
+    const line = eventLine(view, e);
     switch (e.type) {
       case "played": {
-        trick.push({ seat: e.seat, card: e.card });
-        renderTrick(view, trick);
-        log(`${shortName(view, e.seat)} ${e.seat === 0 ? "play" : "plays"} ${cardSymbol(e.card)}`);
-        if (e.seat !== 0) await sleep(state.delay);
+        const already = e.seat === 0 && s.trick.some((t) => t.card === e.card); // shown when clicked
+        if (!already) {
+          if (e.seat !== 0) {
+            setTurn(view, e.seat);
+            setStatus(`${shortName(view, e.seat)} is playing…`);
+            await sleep(state.delay);
+          }
+          s.trick.push({ seat: e.seat, card: e.card });
+          if (e.seat === 0) s.hand = s.hand.filter((c) => c !== e.card);
+          else s.counts[e.seat] = Math.max(0, s.counts[e.seat] - 1);
+          renderTrick(view);
+        }
+        const next = s.trick.length < n ? (e.seat + 1) % n : null;
+        setTurn(view, next);
         break;
       }
       case "hearts_broken":
-        $("hearts").textContent = "♥ Hearts are broken";
-        $("hearts").classList.add("broken");
-        log(`Hearts are broken (${shortName(view, e.seat)}: ${cardSymbol(e.card)})`, "note");
+        s.heartsBroken = true;
+        renderHearts();
         break;
       case "trick_won": {
-        renderTrick(view, e.plays, e.winner);
-        renderLastTrick(view, e);
-        const pts = e.points ? ` (${e.points} ${e.points === 1 ? "point" : "points"})` : "";
-        log(`${shortName(view, e.winner)} ${e.winner === 0 ? "take" : "takes"} the trick${pts}`, "trick");
+        s.trick = e.plays.map((p) => ({ ...p }));
+        s.winner = e.winner;
+        s.handPoints[e.winner] += e.points;
+        s.lastTrick = e;
+        setTurn(view, null);
+        renderTrick(view);
+        renderScores(view);
+        renderLastTrick(view);
+        setStatus(`${line[0]}.`);
         await sleep(state.delay * 1.5);
-        trick = [];
-        renderTrick(view, trick);
+        await collectTrick(view, e.winner);
+        s.trick = [];
+        s.winner = null;
+        renderTrick(view);
+        if (s.counts.some((c, seat) => seat !== 0 && c > 0) || s.hand.length) setTurn(view, e.winner);
         break;
       }
-      case "exchanged": {
-        const to = e.to === null || e.to === undefined ? "" : ` to ${shortName(view, e.to)}`;
-        const from = e.from === null || e.from === undefined ? "" : ` from ${shortName(view, e.from)}`;
-        log(`You passed ${cardsText(e.passed)}${to} and received ${cardsText(e.received)}${from}`, "note");
-        if (before) renderHand(after, after.hand, false);
+      case "exchanged":
+        s.hand = [...view.hand];
+        s.received = e.received;
+        renderHand(view, false);
+        setStatus(`${line[0]}.`);
+        await sleep(state.delay * 1.5);
         break;
-      }
       case "hand_scored": {
-        showSummary(view, e);
-        const moon = e.moon === null || e.moon === undefined ? "" : ` — ${shortName(view, e.moon)} shot the moon!`;
-        const pts = view.players.map((p) => `${shortName(view, p.seat)} ${e.points[p.seat]}`).join(", ");
-        log(`Hand ${e.hand_number + 1} scored: ${pts}${moon}`, "score");
-        break;
+        s.scores = [...e.scores];
+        s.handPoints = [...e.points];
+        renderSeats(view);
+        renderScores(view);
+        log(...line);
+        markSeen(view, i + 1);
+        if (!events.slice(i + 1).some((x) => x.type === "game_over")) await showSummary(view, e);
+        else state.lastHand = e;
+        setPageState("busy");
+        continue;
       }
-      case "hand_started": {
-        trick = [];
-        renderTrick(view, trick);
-        const dir = e.pass_direction && e.pass_direction !== "none" ? `pass ${e.pass_direction}` : "no pass";
-        log(`Hand ${e.hand_number + 1} dealt (${dir})`, "note");
+      case "hand_started":
+        s.trick = [];
+        s.winner = null;
+        s.lastTrick = null;
+        s.heartsBroken = false;
+        s.hand = [...view.hand];
+        s.received = null;
+        s.counts = s.counts.map((_, seat) => (seat === 0 ? view.hand.length : dealt));
+        s.handPoints = s.handPoints.map(() => 0);
+        document.body.dataset.hand = e.hand_number;
+        renderTable(view);
+        renderHand(view, false);
+        setTurn(view, e.pass_direction && e.pass_direction !== "none" ? 0 : null);
         break;
-      }
-      case "game_over": {
-        log(`Game over: ${winnerText(view, e.winner)}`, "score");
-        break;
-      }
       default:
         break;
     }
+    if (line) log(...line);
+    markSeen(view, i + 1);
   }
 }
 
 // ---- acting ------------------------------------------------------------------------------------
 
+function chooseCard(card) {
+  const view = state.view;
+  if (view && view.phase === "pass" && view.your_turn && !state.busy && view.hand.includes(card)) {
+    const locked = view.pass ? view.pass.chosen || [] : [];
+    if (locked.includes(card)) {
+      showMessage(`${cardSymbol(card)} is already passed.`, "refused");
+      return;
+    }
+    clearMessage();
+    const i = state.passSel.indexOf(card);
+    if (i >= 0) state.passSel.splice(i, 1);
+    else if (state.passSel.length < view.pass.picks_left) state.passSel.push(card);
+    else {
+      showMessage(`You have chosen ${view.pass.picks_left}: click one of them to put it back first.`, "refused");
+      return;
+    }
+    const fromKeys = $("hand").contains(document.activeElement);
+    refreshPass();
+    if (fromKeys && state.passSel.length === view.pass.picks_left) $("pass-confirm").focus();
+    return;
+  }
+  playCard(card);
+}
+
+async function confirmPass() {
+  const view = state.view;
+  if (!view || state.busy || view.phase !== "pass" || state.passSel.length !== view.pass.picks_left) return;
+  const picks = [...state.passSel];
+  state.busy = true;
+  setPageState("busy");
+  clearMessage();
+  setStatus(`Passing ${picks.map(cardSymbol).join(" ")} ${passWords(view, view.pass.direction, view.pass.to)}…`);
+  state.shown.hand = state.shown.hand.filter((c) => !picks.includes(c));
+  renderPass(view);
+  renderHand(view, false);
+  try {
+    let next = null;
+    for (const card of picks) {
+      next = await api(`games/${encodeURIComponent(view.id)}/play`, { method: "POST", body: JSON.stringify({ card }) });
+    }
+    state.passSel = [];
+    await replay(next, next.events || []);
+    state.busy = false;
+    render(next);
+    if (next.phase === "over") showGameOver(next, state.lastHand);
+  } catch (err) {
+    showMessage(`Could not pass: ${err.message}`);
+    state.busy = false;
+    await reloadGame(view.id);
+  } finally {
+    state.busy = false;
+    if (document.body.dataset.state === "busy") setPageState("waiting");
+  }
+}
+
 async function playCard(card) {
   const view = state.view;
-  if (!view || state.busy) return;
+  if (!view || state.busy) {
+    if (state.busy) showMessage("Wait: the other players are playing.", "refused");
+    return;
+  }
   if (view.phase === "over") {
     showMessage("The game is over: start a new game.");
     return;
@@ -533,17 +879,35 @@ async function playCard(card) {
   state.busy = true;
   setPageState("busy");
   clearMessage();
+  const legal = view.legal.includes(card);
+  if (legal && view.phase === "play") { // shown at once; the server's answer goes on from it
+    const s = state.shown;
+    s.trick.push({ seat: 0, card });
+    s.hand = s.hand.filter((c) => c !== card);
+    s.received = null;
+    renderTrick(view);
+    renderHand(view, false);
+    const n = numPlayers(view);
+    if (s.trick.length < n) {
+      setStatus(`${shortName(view, 1 % n)} is playing…`);
+      setTurn(view, 1 % n);
+    } else {
+      setStatus("");
+      setTurn(view, null);
+    }
+  }
   try {
     const next = await api(`games/${encodeURIComponent(view.id)}/play`, {
       method: "POST",
       body: JSON.stringify({ card }),
     });
-    $("summary").hidden = true;
-    if (view.phase === "pass") log(`You choose ${cardSymbol(card)} to pass`);
-    await showEvents(view, next, card);
+    await replay(next, next.events || []);
+    state.busy = false;
     render(next);
+    if (next.phase === "over") showGameOver(next, state.lastHand);
   } catch (err) {
-    if (err instanceof ApiError && err.status === 409) {
+    state.busy = false;
+    if (err instanceof ApiError && err.status === 409 && !legal) {
       showMessage(refusalText(card, verb, err.message), "refused");
       const btn = $("hand").querySelector(`button[data-card="${card}"]`);
       if (btn) {
@@ -551,11 +915,8 @@ async function playCard(card) {
         void btn.offsetWidth; // restart the animation
         btn.classList.add("shake");
       }
+      if (err.data && Array.isArray(err.data.legal) && err.data.legal.length) view.legal = err.data.legal;
       setPageState(view.your_turn ? "your-turn" : "waiting");
-      if (err.data && Array.isArray(err.data.legal)) {
-        // The server knows best: refresh which cards are legal.
-        view.legal = err.data.legal;
-      }
     } else {
       showMessage(`Could not play ${cardSymbol(card)}: ${err.message}`);
       await reloadGame(view.id);
@@ -609,6 +970,7 @@ function showTyped() {
 
 function onKey(event) {
   if ($("game").hidden || event.ctrlKey || event.metaKey || event.altKey) return;
+  if (document.querySelector("dialog[open]")) return;
   const target = event.target;
   if (target && (target.tagName === "INPUT" || target.tagName === "SELECT" || target.tagName === "TEXTAREA")) return;
   const buttons = handButtons();
@@ -648,7 +1010,7 @@ function onKey(event) {
         // Enter with nothing focused: play the focused position's card.
         event.preventDefault();
         const b = buttons[Math.min(state.focusIndex, buttons.length - 1)];
-        playCard(b.dataset.card);
+        chooseCard(b.dataset.card);
       }
       return; // a focused button plays itself (native Enter/Space)
     }
@@ -663,7 +1025,7 @@ function onKey(event) {
     }
     const i = buttons.findIndex((b) => b.dataset.card === card);
     if (i >= 0) state.focusIndex = i;
-    playCard(card);
+    chooseCard(card);
     return;
   }
   if (key.length === 1 && /[0-9tjqkacdhs♣♦♥♠]/i.test(key)) {
@@ -808,15 +1170,16 @@ async function startGame(event) {
     url.searchParams.set("game", view.id);
     history.replaceState(null, "", url);
     $("log").replaceChildren();
-    $("summary").hidden = true;
     clearMessage();
     state.focusIndex = 0;
-    render({ ...view, events: [] });
+    state.passSel = [];
+    render(view);
     log(`New game: ${view.players.map((p) => playerName(view, p.seat)).join(", ")}`, "note");
-    if ((view.events || []).length) {
-      await showEvents(null, view, null);
-      render(view);
+    for (const e of view.events || []) {
+      const line = eventLine(view, e);
+      if (line) log(...line);
     }
+    markSeen(view, (view.events || []).length);
   } catch (err) {
     $("setup-message").textContent = `Could not start the game: ${err.message}`;
     setPageState("setup");
@@ -829,13 +1192,50 @@ function newGame() {
   const url = new URL(location.href);
   url.searchParams.delete("game");
   history.replaceState(null, "", url);
-  $("summary").hidden = true;
-  $("gameover").hidden = true;
+  for (const d of document.querySelectorAll("dialog[open]")) d.close();
   clearMessage();
+  document.body.dataset.turn = "";
   showSetup();
 }
 
+/** "New game": straight to the setup when no game is in progress, else after asking. */
+function askNewGame() {
+  const view = state.view;
+  if (!view || view.phase === "over") {
+    newGame();
+    return;
+  }
+  openDialog($("leave"));
+  $("leave-keep").focus();
+}
+
 // ---- start -------------------------------------------------------------------------------------
+
+function setDeck(value) {
+  document.body.classList.toggle("four-colour", value === "4");
+}
+
+/** Continues a game after a reload: its log from localStorage, and the events not yet seen. */
+async function continueGame(view) {
+  restoreLog(view.id);
+  render(view);
+  const events = view.events || [];
+  const seen = storageGet(`hearts-seen:${view.id}`);
+  const from = seen && seen.sig === answerSignature(view) ? Math.min(seen.count, events.length) : events.length;
+  let lastHand = null;
+  for (let i = from; i < events.length; i++) { // seen now as the table shows them: logged, not replayed
+    const e = events[i];
+    const line = eventLine(view, e);
+    if (line) log(...line);
+    if (e.type === "hand_scored") lastHand = e;
+  }
+  markSeen(view, events.length);
+  if (lastHand && view.phase !== "over") {
+    await showSummary(view, lastHand);
+    render(view);
+  }
+  if (view.phase === "over") showGameOver(view, lastHand);
+}
 
 async function main() {
   const speed = $("speed");
@@ -851,13 +1251,34 @@ async function main() {
     state.delay = Number(speed.value);
     localStorage.setItem("hearts-speed", speed.value);
   });
+  const deck = $("deck");
+  deck.value = localStorage.getItem("hearts-deck") === "4" ? "4" : "2";
+  setDeck(deck.value);
+  deck.addEventListener("change", () => {
+    setDeck(deck.value);
+    localStorage.setItem("hearts-deck", deck.value);
+  });
+  // Keyboard help is for keyboards: hidden where the main pointer is a finger.
+  const touch = matchMedia("(hover: none) and (pointer: coarse)");
+  const setTouch = () => document.body.classList.toggle("touch", touch.matches);
+  setTouch();
+  touch.addEventListener("change", setTouch);
+
   $("setup-form").addEventListener("submit", startGame);
   $("new-game").addEventListener("click", newGame);
-  $("new-game-top").addEventListener("click", newGame);
-  $("summary-close").addEventListener("click", () => {
-    $("summary").hidden = true;
+  $("new-game-top").addEventListener("click", askNewGame);
+  $("leave-keep").addEventListener("click", () => $("leave").close());
+  $("leave-yes").addEventListener("click", () => {
+    $("leave").close();
+    newGame();
   });
+  $("summary-next").addEventListener("click", () => {
+    setPageState("busy"); // the replay goes on when the dialog has closed
+    $("summary").close();
+  });
+  $("gameover-close").addEventListener("click", () => $("gameover").close());
   document.addEventListener("keydown", onKey);
+  window.addEventListener("resize", layoutHand);
 
   const id = params.get("game");
   if (!id) {
@@ -866,8 +1287,9 @@ async function main() {
   }
   try {
     const view = await api(`games/${encodeURIComponent(id)}`);
-    render(view);
-    log(`Game ${view.id} continued (hand ${view.hand_number + 1})`, "note");
+    state.view = view;
+    await continueGame(view);
+    log(`Game continued (hand ${view.hand_number + 1})`, "note");
   } catch (err) {
     await showSetup();
     $("setup-message").textContent = `Could not continue game ${id}: ${err.message}`;
