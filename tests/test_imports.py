@@ -39,7 +39,7 @@ EXTRAS = {
     "fastapi": "serve extra",
     "fastapi_offline": "serve extra (the API docs' scripts, served without a CDN)",
     "uvicorn": "serve extra",
-    "httpx": "serve's load test (comes with the test extra)",
+    "aiohttp": "serve's load test client (serve and test extras)",
     "pyspiel": "bench extra (OpenSpiel)",
 }
 

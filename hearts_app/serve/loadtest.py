@@ -1,15 +1,24 @@
-"""Load test of ``hearts serve``: concurrent games and bot calls against a real server.
+"""Load test of ``hearts serve``: bot calls at a sweep of calls in flight, and games, against a real server.
 
-    python -m hearts_app.serve.loadtest --games 20 --requests 400 --agent hard,ppo-classic
+    python -m hearts_app.serve.loadtest --agent hard,ppo-classic --in-flight 1,16,64,256
 
-starts ``hearts serve`` on 127.0.0.1 (a free port, a temporary games folder) in a subprocess, then
-for each agent: plays one game alone, then ``--games`` games at once, to their end against three
-copies of it (the client sends the first legal card at each of your decisions), and sends ``--requests`` calls to
-``/api/v1/act`` (``--concurrency`` at a time) with seat records of real games. It prints requests/s
-and the p50 and p99 latency of each API, and checks that no game lost a move: every finished game's
-record replays through the engine to the scores the server reported, with all 52 cards of every
-hand played and every card the client sent in it. Everything is bounded: the number of games and
-calls, and ``--timeout`` seconds for the whole run (exit code 1 when it is exceeded or a check fails).
+starts ``hearts serve`` on 127.0.0.1 (a free port, a temporary games folder; ``--workers`` and
+``--max-pending`` passed on) in a subprocess, then for each agent and each number of calls in flight
+N of ``--in-flight``: sends ``--requests`` calls to ``POST /api/v1/act``, N at a time (each of N
+clients sends its next call as soon as it has an answer, a 503 included), with seat records of real
+games; meanwhile one client asks ``GET /api/v1/agents`` and another plays a game against the agent
+(``/api/v1/games``), one request after the other, to show what the other routes' latency is under
+that load. Then it plays ``--games`` games at once to their end against three copies of the agent
+(the client sends the first legal card at each of your decisions) and checks that no game lost a
+move: every finished game's record replays through the engine to the scores the server reported,
+with all 52 cards of every hand played and every card the client sent in it.
+
+For each agent, path (``act``, ``agents``, ``games``) and number in flight it reports the calls
+per second, the p50, p95 and p99 latency of the answered calls (200 and 201), the errors (any other
+status but 503) and the 503s (refused because the server is busy), with the latency of the 503s:
+a table, or JSON with ``--json``. The client is aiohttp (a fraction of a millisecond of CPU per
+call: it shares the cores with the server). Everything is bounded: the calls, the games, and
+``--timeout`` seconds for the whole run (exit code 1 when it is exceeded or a check fails).
 """
 
 from __future__ import annotations
@@ -17,16 +26,19 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import os
 import socket
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 from typing import Any
 
-import httpx  # the load test's client (the test extra; hearts serve itself does not need it)
+import aiohttp  # the load test's client (the serve and test extras)
 import numpy as np
 
 from export.situations import sample_records
@@ -34,6 +46,9 @@ from hearts_env.rules import Rules
 
 from ..session import records
 from ..session.match import Match
+
+#: The default sweep of /api/v1/act calls in flight.
+IN_FLIGHT = (1, 16, 64, 256)
 
 
 class LoadTestError(RuntimeError):
@@ -47,25 +62,31 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def server(agents: list[str], games_dir: Path, startup: float = 120.0):
-    """``hearts serve`` in a subprocess; yields its base URL."""
+def server(agents: list[str], games_dir: Path, startup: float = 900.0, workers: int | None = None,
+           max_pending: int | None = None):
+    """``hearts serve`` in a subprocess; yields its base URL once it answers (it answers only once
+    its agents are made and its workers warm)."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
+    command = [sys.executable, "-m", "hearts_app", "serve", "--host", "127.0.0.1", "--port", str(port),
+               "--agents", ",".join(agents), "--games-dir", str(games_dir)]
+    if workers is not None:
+        command += ["--workers", str(workers)]
+    if max_pending is not None:
+        command += ["--max-pending", str(max_pending)]
     with open(games_dir.parent / "server.log", "w+") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "hearts_app", "serve", "--host", "127.0.0.1", "--port", str(port),
-             "--agents", ",".join(agents), "--games-dir", str(games_dir)],
-            stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
+                                   env={**os.environ, "PYTHONUNBUFFERED": "1"})
         try:
             deadline = time.monotonic() + startup
             while True:
                 if process.poll() is not None:
                     log.seek(0)
                     raise LoadTestError(f"hearts serve stopped at start: {log.read().strip()[-500:]}")
-                with contextlib.suppress(httpx.HTTPError):
-                    if httpx.get(f"{url}/api/v1/agents", timeout=2).status_code == 200:
-                        break
+                with contextlib.suppress(OSError, urllib.error.URLError):
+                    with urllib.request.urlopen(f"{url}/api/v1/agents", timeout=2) as answer:
+                        if answer.status == 200:
+                            break
                 if time.monotonic() > deadline:
                     raise LoadTestError(f"hearts serve did not answer within {startup:.0f} s")
                 time.sleep(0.2)
@@ -73,74 +94,135 @@ def server(agents: list[str], games_dir: Path, startup: float = 120.0):
         finally:
             process.terminate()
             try:
-                process.wait(10)
+                process.wait(30)
             except subprocess.TimeoutExpired:
                 process.kill()
 
 
 class Timer:
-    """Latencies of one API, and the wall time they span."""
+    """The answers of one path: latencies of the answered calls and of the 503s, errors, and the
+    wall time they span."""
 
     def __init__(self):
         self.latencies: list[float] = []
+        self.refused: list[float] = []
+        self.errors = 0
+        self.first_error: str | None = None
         self.start = self.end = 0.0
 
-    async def request(self, client, method: str, url: str, **kw):
+    async def request(self, session: aiohttp.ClientSession, method: str, url: str, data: bytes | None = None,
+                      ok: tuple[int, ...] = (200, 201)) -> tuple[int, Any]:
+        """``(status, JSON body or None)``; a transport error counts as an error (status 0)."""
+        headers = {"content-type": "application/json"} if data is not None else None
         t = time.perf_counter()
-        response = await client.request(method, url, **kw)
-        self.latencies.append(time.perf_counter() - t)
-        return response
+        try:
+            async with session.request(method, url, data=data, headers=headers) as response:
+                status, body = response.status, await response.read()
+        except (aiohttp.ClientError, asyncio.TimeoutError) as err:
+            self.errors += 1
+            self.first_error = self.first_error or f"{method} {url}: {type(err).__name__}: {err}"
+            return 0, None
+        elapsed = time.perf_counter() - t
+        if status in ok:
+            self.latencies.append(elapsed)
+        elif status == 503:
+            self.refused.append(elapsed)
+        else:
+            self.errors += 1
+            self.first_error = self.first_error or f"{method} {url}: {status} {body[:200]!r}"
+        try:
+            return status, json.loads(body) if body else None
+        except ValueError:
+            return status, None
 
-    def row(self, agent: str, api: str) -> dict[str, Any]:
-        lat = np.array(self.latencies) * 1000
-        seconds = self.end - self.start
-        return {"agent": agent, "api": api, "requests": len(lat), "seconds": seconds,
-                "per_second": len(lat) / seconds if seconds else 0.0,
-                "p50_ms": float(np.percentile(lat, 50)) if len(lat) else 0.0,
-                "p99_ms": float(np.percentile(lat, 99)) if len(lat) else 0.0}
+    def row(self, agent: str, path: str, in_flight: int) -> dict[str, Any]:
+        return row(agent, path, in_flight, self.latencies, self.refused, self.errors, self.end - self.start,
+                   self.first_error)
 
 
-async def play_game(client, timer: Timer, agent: str, seed: int) -> dict[str, Any]:
-    """One game to its end; returns its id, final scores and the cards sent, by hand."""
-    r = await timer.request(client, "POST", "/api/v1/games",
-                            json={"preset": "classic", "opponents": [agent] * 3, "seed": seed})
-    if r.status_code != 201:
-        raise LoadTestError(f"creating a game: {r.status_code} {r.text[:200]}")
-    view = r.json()
+def row(agent: str, path: str, in_flight: int, latencies: list[float], refused: list[float], errors: int,
+        seconds: float, first_error: str | None = None) -> dict[str, Any]:
+    """One line of the report: calls answered per second (200/201 only), their p50/p95/p99 in ms,
+    errors, 503s (and the p99 of the 503s' latency)."""
+    lat = np.asarray(latencies, dtype=float) * 1000
+
+    def pct(values: np.ndarray, q: float) -> float | None:
+        return round(float(np.percentile(values, q)), 2) if len(values) else None
+
+    return {"agent": agent, "path": path, "in_flight": in_flight, "answered": len(lat),
+            "seconds": round(seconds, 3), "per_second": round(len(lat) / seconds, 1) if seconds > 0 else 0.0,
+            "p50_ms": pct(lat, 50), "p95_ms": pct(lat, 95), "p99_ms": pct(lat, 99), "errors": errors,
+            "refused_503": len(refused), "refused_p99_ms": pct(np.asarray(refused, dtype=float) * 1000, 99),
+            "first_error": first_error}
+
+
+async def play_game(session, timer: Timer, agent: str, seed: int, stop: asyncio.Event | None = None
+                    ) -> dict[str, Any] | None:
+    """One game to its end (or until ``stop`` is set: then None); returns its id, final scores and
+    the cards sent, by hand."""
+    status, view = await timer.request(session, "POST", "/api/v1/games",
+                                       json.dumps({"preset": "classic", "opponents": [agent] * 3,
+                                                   "seed": seed}).encode())
+    if status != 201:
+        raise LoadTestError(f"creating a game: {status} {timer.first_error}")
     sent: dict[int, list[str]] = {}
     while view["game_over"] is None:
+        if stop is not None and stop.is_set():
+            return None
         card = view["legal"][0]
         hand = view["hand_number"]
-        r = await timer.request(client, "POST", f"/api/v1/games/{view['id']}/play", json={"card": card})
-        if r.status_code != 200:
-            raise LoadTestError(f"game {view['id']}: playing {card}: {r.status_code} {r.text[:200]}")
+        status, answer = await timer.request(session, "POST", f"/api/v1/games/{view['id']}/play",
+                                             json.dumps({"card": card}).encode())
+        if status != 200:
+            raise LoadTestError(f"game {view['id']}: playing {card}: {status} {timer.first_error}")
         sent.setdefault(hand, []).append(card)
-        view = r.json()
+        view = answer
     return {"id": view["id"], "scores": view["game_over"]["scores"], "sent": sent}
 
 
-async def act_calls(client, timer: Timer, agent: str, seat_records: list[dict], count: int,
-                    concurrency: int) -> None:
+async def act_calls(session, timer: Timer, bodies: list[bytes], count: int, in_flight: int) -> None:
+    """``count`` calls to /api/v1/act, ``in_flight`` at a time (each client sends its next call as soon
+    as it has an answer)."""
     queue = iter(range(count))
 
-    async def worker():
+    async def client():
         for i in queue:
-            record = seat_records[i % len(seat_records)]
-            r = await timer.request(client, "POST", "/api/v1/act", json={"agent": agent, "record": record})
-            if r.status_code != 200:
-                raise LoadTestError(f"/api/v1/act: {r.status_code} {r.text[:200]}")
+            await timer.request(session, "POST", "/api/v1/act", bodies[i % len(bodies)])
 
-    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    timer.start = time.perf_counter()
+    await asyncio.gather(*(client() for _ in range(in_flight)))
+    timer.end = time.perf_counter()
 
 
-async def check_game(client, game: dict[str, Any], folder: Path) -> None:
+async def probe(session, timer: Timer, stop: asyncio.Event, pause: float = 0.01) -> None:
+    """``GET /api/v1/agents`` one after the other, ``pause`` apart, until ``stop``."""
+    timer.start = time.perf_counter()
+    while not stop.is_set():
+        await timer.request(session, "GET", "/api/v1/agents")
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(stop.wait(), pause)
+    timer.end = time.perf_counter()
+
+
+async def games_meanwhile(session, timer: Timer, agent: str, stop: asyncio.Event) -> None:
+    """Games against the agent, one request after the other, until ``stop`` (a game left unfinished)."""
+    timer.start = time.perf_counter()
+    seed = 10_000
+    while not stop.is_set():
+        await play_game(session, timer, agent, seed, stop)
+        seed += 1
+    timer.end = time.perf_counter()
+
+
+async def check_game(session, game: dict[str, Any], folder: Path) -> None:
     """The record replays to the reported scores; every hand has all its cards played and every
     card the client sent in it."""
-    r = await client.get(f"/api/v1/games/{game['id']}/record")
-    if r.status_code != 200:
-        raise LoadTestError(f"game {game['id']}: record: {r.status_code} {r.text[:200]}")
+    async with session.get(f"/api/v1/games/{game['id']}/record") as response:
+        status, text = response.status, await response.text()
+    if status != 200:
+        raise LoadTestError(f"game {game['id']}: record: {status} {text[:200]}")
     path = folder / f"{game['id']}.jsonl"
-    path.write_text(r.text, encoding="utf-8")
+    path.write_text(text, encoding="utf-8")
     record = records.load(path)
     rules = record.rules
     match = Match.from_record(rules, record.game())
@@ -157,79 +239,136 @@ async def check_game(client, game: dict[str, Any], folder: Path) -> None:
                                 f"{mine} where the client sent {game['sent'].get(hand['hand_number'])}")
 
 
-async def run_agent(url: str, agent: str, games: int, requests: int, concurrency: int,
-                    seat_records: list[dict], folder: Path) -> list[dict[str, Any]]:
+def session_for(url: str, connections: int) -> aiohttp.ClientSession:
     # Idle connections are dropped before uvicorn's 5 s keep-alive closes them (else a request can
     # race the server's close and fail with a read error).
-    limits = httpx.Limits(max_connections=max(games, concurrency), max_keepalive_connections=max(games, concurrency),
-                          keepalive_expiry=2.0)
-    async with httpx.AsyncClient(base_url=url, limits=limits, timeout=120) as client:
-        solo_timer = Timer()  # one game alone first: the latency of a move without queueing
-        solo_timer.start = time.perf_counter()
-        solo = await play_game(client, solo_timer, agent, games)
-        solo_timer.end = time.perf_counter()
-        game_timer = Timer()
-        game_timer.start = time.perf_counter()
-        finished = await asyncio.gather(*(play_game(client, game_timer, agent, seed) for seed in range(games)))
-        game_timer.end = time.perf_counter()
-        act_timer = Timer()
-        act_timer.start = time.perf_counter()
-        await act_calls(client, act_timer, agent, seat_records, requests, concurrency)
-        act_timer.end = time.perf_counter()
-        for game in [solo, *finished]:
-            await check_game(client, game, folder)
-    return [solo_timer.row(agent, "1 game"), game_timer.row(agent, f"{games} games"),
-            act_timer.row(agent, "act")]
+    connector = aiohttp.TCPConnector(limit=connections, keepalive_timeout=2.0)
+    return aiohttp.ClientSession(base_url=url, connector=connector, timeout=aiohttp.ClientTimeout(total=120))
 
 
-def format_rows(rows: list[dict[str, Any]]) -> str:
-    lines = [f"{'agent':<13} {'API':<9} {'requests':>8} {'seconds':>8} {'req/s':>7} {'p50 ms':>7} {'p99 ms':>7}"]
+async def run_agent(url: str, agent: str, in_flight: list[int], requests: int, games: int,
+                    bodies: list[bytes], folder: Path, say=None) -> tuple[list[dict[str, Any]], int]:
+    """The rows of one agent, and the number of games checked."""
+    rows: list[dict[str, Any]] = []
+    async with session_for(url, max(in_flight) + 2) as session:
+        for level in in_flight:
+            act, agents, game = Timer(), Timer(), Timer()
+            stop = asyncio.Event()
+            side = [asyncio.create_task(probe(session, agents, stop)),
+                    asyncio.create_task(games_meanwhile(session, game, agent, stop))]
+            try:
+                await act_calls(session, act, bodies, requests, level)
+            finally:
+                stop.set()
+                await asyncio.gather(*side)
+            rows += [act.row(agent, "act", level), agents.row(agent, "agents", level),
+                     game.row(agent, "games", level)]
+            if say is not None:
+                say(format_rows(rows[-3:], header=False))
+        timer = Timer()  # games at once, to their end, then checked
+        timer.start = time.perf_counter()
+        finished = await asyncio.gather(*(play_game(session, timer, agent, seed) for seed in range(games)))
+        timer.end = time.perf_counter()
+        rows.append(timer.row(agent, f"{games} games", games))
+        if say is not None:
+            say(format_rows(rows[-1:], header=False))
+        for game in finished:
+            await check_game(session, game, folder)
+    return rows, len(finished)
+
+
+COLUMNS = [("agent", 13, "s"), ("path", 9, "s"), ("in_flight", 9, "d"), ("answered", 8, ",d"), ("per_second", 7, ".0f"),
+           ("p50_ms", 7, ".1f"), ("p95_ms", 7, ".1f"), ("p99_ms", 7, ".1f"), ("errors", 6, "d"),
+           ("refused_503", 7, "d"), ("refused_p99_ms", 8, ".1f")]
+HEADINGS = {"in_flight": "in flight", "per_second": "calls/s", "p50_ms": "p50 ms", "p95_ms": "p95 ms",
+            "p99_ms": "p99 ms", "refused_503": "503s", "refused_p99_ms": "503 p99"}
+
+
+def format_rows(rows: list[dict[str, Any]], header: bool = True) -> str:
+    def cell(value, width, spec):
+        if value is None:
+            return f"{'-':>{width}}"
+        return f"{value:<{width}{spec}}" if spec == "s" else f"{value:>{width}{spec}}"
+
+    lines = [" ".join(f"{HEADINGS.get(name, name):<{w}}" if spec == "s" else f"{HEADINGS.get(name, name):>{w}}"
+                      for name, w, spec in COLUMNS)] if header else []
     for r in rows:
-        lines.append(f"{r['agent']:<13} {r['api']:<9} {r['requests']:>8,} {r['seconds']:>8.1f} "
-                     f"{r['per_second']:>7.0f} {r['p50_ms']:>7.1f} {r['p99_ms']:>7.1f}")
+        lines.append(" ".join(cell(r[name], w, spec) for name, w, spec in COLUMNS))
     return "\n".join(lines)
+
+
+def parse_in_flight(text: str) -> list[int]:
+    try:
+        values = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--in-flight takes whole numbers separated by commas, got {text!r}") from None
+    if not values or any(not 1 <= v <= 4096 for v in values):
+        raise argparse.ArgumentTypeError(f"--in-flight takes numbers from 1 to 4096, got {text!r}")
+    return values
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m hearts_app.serve.loadtest", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--games", type=int, default=20, help="games played at once to their end, per agent")
-    parser.add_argument("--requests", type=int, default=400, help="/api/v1/act calls per agent")
-    parser.add_argument("--concurrency", type=int, default=16, help="/api/v1/act calls in flight at once")
     parser.add_argument("--agent", default="hard,ppo-classic", metavar="SPEC,...",
-                        help="the opponents and bots measured, one after the other (default %(default)s)")
-    parser.add_argument("--timeout", type=float, default=600, help="seconds for the whole run (default %(default)s)")
+                        help="the bots measured and the opponents, one after the other (default %(default)s)")
+    parser.add_argument("--in-flight", type=parse_in_flight, default=list(IN_FLIGHT), metavar="N,N,...",
+                        help="the /api/v1/act calls in flight at once, one run each (default 1,16,64,256)")
+    parser.add_argument("--requests", type=int, default=2000, help="/api/v1/act calls per agent and number in flight "
+                                                                   "(default %(default)s)")
+    parser.add_argument("--games", type=int, default=20, help="games played at once to their end and checked, per "
+                                                              "agent (default %(default)s)")
+    parser.add_argument("--workers", type=int, help="hearts serve --workers (default: the server's, the number of cores)")
+    parser.add_argument("--max-pending", type=int, help="hearts serve --max-pending (default: the server's)")
+    parser.add_argument("--json", action="store_true", help="print the results as one JSON object instead of a table")
+    parser.add_argument("--timeout", type=float, default=900, help="seconds for the whole run (default %(default)s)")
     args = parser.parse_args(argv)
     agents = [a.strip() for a in args.agent.split(",") if a.strip()]
-    if not agents or args.games < 1 or args.requests < 1 or args.concurrency < 1:
-        parser.error("--agent, --games, --requests and --concurrency need at least one")
-    seat_records = sample_records(Rules.preset("classic"), args.requests, seed=0, games=8)
+    if not agents or args.games < 1 or args.requests < 1:
+        parser.error("--agent, --games and --requests need at least one")
+    say = None if args.json else (lambda text: print(text, flush=True))
+    seat_records = sample_records(Rules.preset("classic"), 400, seed=0, games=8)
+    rows: list[dict[str, Any]] = []
+    checked = 0
+    started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="hearts-loadtest-") as tmp:
         folder = Path(tmp)
         (folder / "games").mkdir()
         (folder / "replays").mkdir()
         try:
-            with server(agents, folder / "games") as url:
-                print(f"hearts serve at {url}; {args.games} games and {args.requests} act calls "
-                      f"({args.concurrency} at a time) per agent; {os.cpu_count()} CPUs shared by server and client",
-                      flush=True)
-                rows: list[dict[str, Any]] = []
+            with server(agents, folder / "games", startup=args.timeout, workers=args.workers,
+                        max_pending=args.max_pending) as url:
+                if say is not None:
+                    say(f"hearts serve at {url} (started in {time.monotonic() - started:.1f} s); {args.requests} "
+                        f"act calls per agent and number in flight, {args.games} games at once per agent; "
+                        f"{os.cpu_count()} CPUs shared by the server and this client")
+                    say(format_rows([]))
 
                 async def everything():
+                    nonlocal checked
                     for agent in agents:
-                        rows.extend(await run_agent(url, agent, args.games, args.requests, args.concurrency,
-                                                    seat_records, folder / "replays"))
+                        bodies = [json.dumps({"agent": agent, "record": r}).encode() for r in seat_records]
+                        got, games = await run_agent(url, agent, args.in_flight, args.requests, args.games, bodies,
+                                                     folder / "replays", say)
+                        rows.extend(got)
+                        checked += games
 
-                asyncio.run(asyncio.wait_for(everything(), args.timeout))
+                asyncio.run(asyncio.wait_for(everything(), max(1.0, args.timeout - (time.monotonic() - started))))
         except (LoadTestError, asyncio.TimeoutError) as err:
             print(f"load test failed: {err or f'over --timeout {args.timeout:.0f} s'}", file=sys.stderr)
             return 1
-        except httpx.TransportError as err:
+        except aiohttp.ClientError as err:
             print(f"load test failed: the connection to the server failed ({type(err).__name__}: {err})",
                   file=sys.stderr)
             return 1
-    print(format_rows(rows))
-    print(f"no move lost: all {(args.games + 1) * len(agents)} games finished, and each record replays to the scores "
-          f"the server reported, with 52 plays in every hand and every card the client sent")
+    check = (f"no move lost: all {checked} games finished, and each record replays to the scores the server "
+             f"reported, with 52 plays in every hand and every card the client sent")
+    if args.json:
+        print(json.dumps({"cpus": os.cpu_count(), "agents": agents, "in_flight": args.in_flight,
+                          "requests": args.requests, "games": args.games, "workers": args.workers,
+                          "max_pending": args.max_pending, "rows": rows, "games_checked": checked,
+                          "check": check}, indent=1))
+    else:
+        print(check)
     return 0
 
 
