@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
+import os
 import socket
 import sys
 from pathlib import Path
@@ -15,6 +16,7 @@ from pathlib import Path
 from agents import AgentSpecError, builtin
 
 from .errors import UsageError
+from .serve.batching import DEFAULT_MAX_PENDING, DEFAULT_SEARCH_TIME_LIMIT
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
@@ -74,6 +76,16 @@ def register(subparsers) -> None:
                              "search players, ckpt:PATH and onnx:PATH only when named here)")
     parser.add_argument("--games-dir", default=DEFAULT_GAMES_DIR, metavar="DIR",
                         help="folder of the games' records, one JSON-lines file per game (default %(default)s)")
+    parser.add_argument("--workers", type=int, metavar="N",
+                        help="processes deciding the /api/v1/act calls, in batches (default: the number of cores, "
+                             f"{os.cpu_count() or 1} here; 0: a thread of the server's own process). Each makes every "
+                             "offered agent and compiles its code before the server starts listening")
+    parser.add_argument("--max-pending", type=int, default=DEFAULT_MAX_PENDING, metavar="N",
+                        help="/api/v1/act calls in flight (queued or being decided) at most; more are answered 503 "
+                             "with Retry-After at once (default %(default)s)")
+    parser.add_argument("--search-time-limit", type=float, default=DEFAULT_SEARCH_TIME_LIMIT, metavar="SECONDS",
+                        help="a search player's /api/v1/act call not decided within this many seconds of its arrival "
+                             "is refused (503 or 504), never answered with another card (default %(default)g)")
     parser.add_argument("--backend", choices=["local", "ray"], default="local",
                         help="local (default): this process serves the page, the games and the bots API; ray: only "
                              "the bots API (/api/v1/agents, /api/v1/act), as a Ray Serve deployment of --replicas "
@@ -113,8 +125,18 @@ def run_command(args: argparse.Namespace) -> int:
         return run_ray(args, offered, hosts)
     if args.replicas is not None or args.address is not None:
         raise UsageError("--replicas and --address go with --backend ray")
+    workers = (os.cpu_count() or 1) if args.workers is None else args.workers
+    if not 0 <= workers <= 256:
+        raise UsageError(f"--workers must be 0..256, got {workers}")
+    if args.max_pending < 1:
+        raise UsageError(f"--max-pending must be 1 or more, got {args.max_pending}")
+    if not 0 < args.search_time_limit <= 86400:
+        raise UsageError(f"--search-time-limit must be more than 0 seconds (at most a day), got {args.search_time_limit:g}")
+    print(f"Hearts Lab is starting: making the agents and compiling their code (here and in {workers} worker "
+          f"process{'es' if workers != 1 else ''}) ...", flush=True)
     try:
-        app = create_app(offered, Path(args.games_dir), allowed_hosts=hosts)
+        app = create_app(offered, Path(args.games_dir), allowed_hosts=hosts, workers=workers,
+                         max_pending=args.max_pending, search_time_limit=args.search_time_limit, warm=True)
     except AgentSpecError as err:
         raise UsageError(f"--agents: {err}") from None
     except OSError as err:
@@ -124,6 +146,9 @@ def run_command(args: argparse.Namespace) -> int:
     print(f"  agents: {', '.join(offered)} · games saved in {args.games_dir}/ · API docs at "
           f"http://{host}:{args.port}/docs", flush=True)
     print(f"  answers to the Host names {', '.join(hosts)} (--allowed-hosts)", flush=True)
+    print(f"  /api/v1/act: {workers} worker{'s' if workers != 1 else ''} (--workers), at most {args.max_pending} "
+          f"calls in flight (--max-pending), search players within {args.search_time_limit:g} s "
+          f"(--search-time-limit)", flush=True)
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         print(f"  note: listening on {args.host}, so other machines can reach it; there is no login",
               file=sys.stderr, flush=True)

@@ -479,7 +479,8 @@ def test_hearts_serve_prints_its_url_and_runs_uvicorn(monkeypatch, tmp_path, cap
 
     ran = {}
     monkeypatch.setattr(uvicorn, "run", lambda app, host, port, **kw: ran.update(host=host, port=port))
-    code = cli.main(["serve", "--port", "8123", "--agents", "easy,hard", "--games-dir", str(tmp_path / "g")])
+    code = cli.main(["serve", "--port", "8123", "--agents", "easy,hard", "--workers", "0",
+                     "--games-dir", str(tmp_path / "g")])
     assert code == 0 and ran == {"host": "127.0.0.1", "port": 8123}
     assert "Hearts Lab is serving at http://127.0.0.1:8123/ (Ctrl-C stops)" in capsys.readouterr().out
     with pytest.raises(SystemExit) as exit:
@@ -536,7 +537,7 @@ def test_hearts_serve_answers_to_the_names_of_the_address_it_listens_on(monkeypa
 
     ran = {}
     monkeypatch.setattr(uvicorn, "run", lambda app, host, port, **kw: ran.update(app=app))
-    assert cli.main(["serve", "--host", host, "--port", "8123", "--agents", "easy",
+    assert cli.main(["serve", "--host", host, "--port", "8123", "--agents", "easy", "--workers", "0",
                      "--games-dir", str(tmp_path / "g")]) == 0
     assert "answers to the Host names" in capsys.readouterr().out
     with TestClient(ran["app"]) as client:
@@ -559,14 +560,15 @@ def test_hearts_serve_allowed_hosts_replaces_the_default(monkeypatch, tmp_path, 
     assert socket.gethostname().lower() in default_allowed_hosts("0.0.0.0") + ["localhost"]
     ran = {}
     monkeypatch.setattr(uvicorn, "run", lambda app, host, port, **kw: ran.update(app=app))
-    assert cli.main(["serve", "--allowed-hosts", "hearts.example.org, *.lan", "--agents", "easy",
+    assert cli.main(["serve", "--allowed-hosts", "hearts.example.org, *.lan", "--agents", "easy", "--workers", "0",
                      "--games-dir", str(tmp_path / "g")]) == 0
     assert "answers to the Host names hearts.example.org, *.lan" in capsys.readouterr().out
     with TestClient(ran["app"]) as client:
         assert client.get("/api/v1/agents", headers={"host": "hearts.example.org"}).status_code == 200
         assert client.get("/api/v1/agents", headers={"host": "pi.lan:8000"}).status_code == 200
         assert client.get("/api/v1/agents", headers={"host": "127.0.0.1"}).status_code == 400
-    assert cli.main(["serve", "--allowed-hosts", "*", "--agents", "easy", "--games-dir", str(tmp_path / "g")]) == 0
+    assert cli.main(["serve", "--allowed-hosts", "*", "--agents", "easy", "--workers", "0",
+                     "--games-dir", str(tmp_path / "g")]) == 0
     with TestClient(ran["app"]) as client:
         assert client.get("/api/v1/agents", headers={"host": "anything.example"}).status_code == 200
     with pytest.raises(SystemExit) as exit:

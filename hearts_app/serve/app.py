@@ -19,7 +19,9 @@ they work without the internet and tell no other site who reads them.
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
+import json
 import re
 import typing
 from collections.abc import Sequence
@@ -39,6 +41,7 @@ import hearts_env
 from hearts_env import cards
 from hearts_env.rules import PRESETS, Rules
 
+from . import batching
 from . import bots as bots_module
 from .bots import MAX_BODY, BotError, Bots
 from .games import GameError, GameStore, default_opponents
@@ -224,6 +227,68 @@ class BodyLimit:
         await response(scope, receive, send)
 
 
+class ActRoute:
+    """ASGI middleware: ``POST /api/v1/act`` answered straight from the service, without FastAPI's
+    per-request machinery (its dependency solving, the body model's validation, the response's
+    encoding), which costs about as much of the server's process as the decision itself. It sits
+    inside :class:`BodyLimit`, so the body it reads is bounded in size and nesting. A body of the
+    documented shape (a JSON object of exactly ``agent``, a text of at most 200 characters, and
+    ``record``, an object, sent as ``application/json``) goes to ``service.act``; anything else goes
+    on to the FastAPI route (:class:`Act`), whose validation answers as it does for every route. The
+    answer is the route's: the same JSON, status and headers."""
+
+    def __init__(self, app, service, path: str = "/api/v1/act"):
+        self.app, self.service, self.path = app, service, path
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] != self.path:
+            await self.app(scope, receive, send)
+            return
+        body, more = bytearray(), True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":  # the client went away
+                return
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+        call = self._call(scope, bytes(body))
+        if call is None:
+            replayed = False
+
+            async def replay():
+                nonlocal replayed
+                if not replayed:
+                    replayed = True
+                    return {"type": "http.request", "body": bytes(body), "more_body": False}
+                return await receive()
+
+            await self.app(scope, replay, send)
+            return
+        try:
+            response = JSONResponse(await self.service.act(*call))
+        except BotError as err:
+            response = JSONResponse({"detail": err.detail}, status_code=err.status, headers=err.headers)
+        await response(scope, receive, send)
+
+    @staticmethod
+    def _call(scope, body: bytes) -> tuple[str, dict] | None:
+        """``(agent, record)`` of a body of the documented shape, else None."""
+        content_type = next((value for name, value in scope["headers"] if name == b"content-type"), b"")
+        kind = content_type.split(b";", 1)[0].strip().lower()
+        if kind != b"application/json" and not (kind.startswith(b"application/") and kind.endswith(b"+json")):
+            return None
+        try:
+            data = json.loads(body)
+        except (ValueError, RecursionError):
+            return None
+        if type(data) is not dict or len(data) != 2:
+            return None
+        agent, record = data.get("agent"), data.get("record")
+        if type(agent) is not str or len(agent) > 200 or type(record) is not dict:
+            return None
+        return agent, record
+
+
 def _validation_detail(err: RequestValidationError) -> str:
     """pydantic's list of errors as one line: ``field: problem; ...``."""
     parts = []
@@ -246,24 +311,48 @@ def _validation_detail(err: RequestValidationError) -> str:
 
 
 def create_app(offered: Sequence[str], games_dir: str | Path, seed: int | None = None,
-               allowed_hosts: Sequence[str] | None = None) -> FastAPI:
+               allowed_hosts: Sequence[str] | None = None, workers: int = 0,
+               max_pending: int = batching.DEFAULT_MAX_PENDING, max_batch: int = batching.DEFAULT_MAX_BATCH,
+               search_time_limit: float | None = batching.DEFAULT_SEARCH_TIME_LIMIT, warm: bool = False) -> FastAPI:
     """The web app over ``offered`` agent specs (the only ones a request may name) and the games
     saved in ``games_dir``; ``seed`` makes the seeds of games created without one reproducible.
     ``allowed_hosts``: the ``Host`` names it answers to (see :class:`AllowedHosts`; ``hearts serve``
     always gives them); None answers to every Host. Raises ``agents.AgentSpecError`` for an offered
-    spec that cannot be made."""
+    spec that cannot be made.
+
+    ``/act`` calls are batched by a :class:`batching.BotService`: decided in ``workers`` worker
+    processes (0: a thread of this process), at most ``max_batch`` a batch, at most ``max_pending`` in
+    flight (503 beyond), a search player's within ``search_time_limit`` seconds. ``warm`` makes every
+    agent and compiles every kernel (and starts and warms the workers) before returning, as
+    ``hearts serve`` does before it listens; the workers stop with the app (its lifespan)."""
     offered = list(dict.fromkeys(offered))
     if not offered:
         raise ValueError("no agents offered")
     info = bots_module.describe(offered)
     store = GameStore(offered, games_dir, seed=seed)
     bots = Bots(offered, info)
+    service = batching.make_service(bots, workers=workers, max_pending=max_pending, max_batch=max_batch,
+                                    search_time_limit=search_time_limit)
+    if warm:
+        if workers > 0:
+            batching.warm(bots)  # this process first: it compiles what the workers then load from the cache
+        service.start()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app):
+        try:
+            yield
+        finally:
+            service.close()
+
     app = FastAPIOffline(  # a FastAPI app whose /docs and /redoc are served from the package, not a CDN
         title="Hearts Lab", version=hearts_env.__version__,
         description="Hearts against the Hearts Lab agents, and the agents as a service. See docs/serve.md.",
         swagger_ui_parameters={"validatorUrl": None},  # (else the page asks validator.swagger.io for a badge)
+        lifespan=lifespan,
     )
-    app.state.store, app.state.bots = store, bots
+    app.state.store, app.state.bots, app.state.service = store, bots, service
+    app.add_middleware(ActRoute, service=service)  # (inside BodyLimit: added before it)
     app.add_middleware(BodyLimit, limit=MAX_BODY)
     if allowed_hosts is not None:  # added last, so it runs first
         app.add_middleware(AllowedHosts, hosts=list(allowed_hosts))
@@ -277,7 +366,7 @@ def create_app(offered: Sequence[str], games_dir: str | Path, seed: int | None =
 
     @app.exception_handler(BotError)
     def _bot_error(request: Request, err: BotError):
-        return JSONResponse({"detail": err.detail}, status_code=err.status)
+        return JSONResponse({"detail": err.detail}, status_code=err.status, headers=err.headers)
 
     @app.exception_handler(RequestValidationError)
     def _invalid(request: Request, err: RequestValidationError):
@@ -343,14 +432,18 @@ def create_app(offered: Sequence[str], games_dir: str | Path, seed: int | None =
     # ---- bots as a service ---------------------------------------------------------------------
 
     @app.get("/api/v1/agents", tags=["bots"])
-    def list_agents() -> dict[str, Any]:
+    async def list_agents() -> dict[str, Any]:
         """The offered agents: the rules each plays, whether it reports probabilities."""
-        return bots.agents()
+        return bots.agents()  # (on the event loop: answered at once, whatever /act has queued)
 
-    @app.post("/api/v1/act", tags=["bots"])
-    def act(body: Act) -> dict[str, Any]:
-        """The card an offered agent plays at a seat record's decision (docs/export.md)."""
-        return bots.act(body.agent, body.record)
+    @app.post("/api/v1/act", tags=["bots"], responses={
+        503: {"description": "busy: more calls in flight than --max-pending (with Retry-After), or a search "
+                             "player's queue longer than its time limit"},
+        504: {"description": "a search player did not decide within --search-time-limit"}})
+    async def act(body: Act) -> dict[str, Any]:
+        """The card an offered agent plays at a seat record's decision (docs/export.md). Concurrent
+        calls of one agent are decided together; the answer is the one the call gets alone."""
+        return await service.act(body.agent, body.record)
 
     return app
 
