@@ -1,0 +1,616 @@
+// The game server's API answered in the browser: the same requests the page of `hearts serve` makes
+// (hearts_app/serve/app.py), the same JSON (hearts_app/serve/view.py and games.py), played by the
+// JavaScript engine (engine.js) with the computer seats chosen by exported policies (hearts.js) and
+// the games kept in the browser's storage. The static build (`hearts export --web DIR`, export/web.py)
+// starts the one page in "static mode": its requests to api/v1/... come here instead of the network.
+//
+//   const api = new LocalApi({ agents: [randomAgent(), policyAgent('ppo-classic', loadSession)] });
+//   const response = await api.fetch('api/v1/games', { method: 'POST', body: '{"preset": "quick"}' });
+//   installFetch(api);   // the page's fetch('api/v1/...') now answered by `api`
+//
+// Routes: GET options, POST games, GET games/{id}, POST games/{id}/play, GET games/{id}/record.
+// What the page gets is what seat 0 ("you") may see, built field by field as view.py builds it: its
+// own hand and legal cards, the cards it chose to pass and received, the cards on the table, the
+// tricks' winners and points, the scores; of the exchange only seat 0's cards, no other seat's pass
+// picks. (The whole game, deals included, is in the browser's storage: it is the player's own
+// machine, as the server's disk is the server's.) Deals come from crypto.getRandomValues (engine.js).
+// What differs from the server: no `seed` (deals are the browser's), no bots-as-a-service routes, and
+// the record is this engine's JSON (every hand's deal and actions), not the play mode's record.
+import { cardText, parseCard, suitOf, HEARTS, QUEEN_OF_SPADES } from './cards.js';
+import {
+  PRESETS, RulesError, act, cardPoints, cryptoRandomBelow, isPointCard, legalActions, newGame,
+  nextHand, passDirection, passOffset, resolveRules, seatRecord,
+} from './engine.js';
+import { chooseCard, loadPolicy } from './hearts.js';
+
+export const API_PATH = 'api/v1/';
+const HUMAN = 0;
+const STORAGE_PREFIX = 'hearts-lab-local-game:';
+const STORAGE_INDEX = 'hearts-lab-local-games';
+/** Games kept in the browser's storage; beyond it the oldest are dropped. */
+export const MAX_STORED_GAMES = 30;
+const STORED_FORMAT = 'hearts-lab-local-game';
+const ID_PATTERN = /^[A-Za-z0-9_-]{22}$/;
+const ID_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+/** Whole numbers in rules options are refused beyond this size (as games.py MAX_OPTION_NUMBER). */
+const MAX_OPTION_NUMBER = 1_000_000;
+const SUIT_SYMBOLS = '♣♦♥♠';
+
+/** The choices the page offers for each option (as app.py option_choices). */
+export const OPTION_CHOICES = Object.freeze({
+  pass_cycle: [['left', 'right', 'across', 'none'], ['left', 'right', 'none'], ['left'], ['right'], ['across'], ['none']],
+  target_score: [50, 100, 150],
+  moon: ['add_to_others', 'subtract_from_self', 'shooters_choice', 'off'],
+  first_trick_protection: [true, false],
+  hearts_must_be_broken: [true, false],
+  queen_breaks_hearts: [true, false],
+  queen_waits_for_hearts: [true, false],
+  jack_of_diamonds_bonus: [true, false],
+});
+
+/** An answer that is not a view: an HTTP status and a one-line detail (a refused card adds `legal`). */
+export class ApiError extends Error {
+  constructor(status, detail, legal = undefined) {
+    super(detail);
+    this.name = 'ApiError';
+    this.status = status;
+    this.detail = detail;
+    this.legal = legal;
+  }
+}
+
+// ------------------------------------------------------------------------------------------
+// Agents: {spec, rules (null: any rules), choose(game) -> card id}
+// ------------------------------------------------------------------------------------------
+
+/** Whether two rules objects play the same game: every option equal, the name aside (Rules.same_game). */
+export function sameGame(a, b) {
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+  keys.delete('name');
+  return [...keys].every((k) => JSON.stringify(a[k]) === JSON.stringify(b[k]));
+}
+
+/** The `random` agent: a uniformly random legal card, from the browser's random source. */
+export function randomAgent(randomBelow = cryptoRandomBelow) {
+  return {
+    spec: 'random',
+    rules: null,
+    async choose(game) {
+      const legal = legalActions(game);
+      return legal[randomBelow(legal.length)];
+    },
+  };
+}
+
+/**
+ * An exported policy as an agent: `spec` its name, `manifest` its policy.json, `load()` a function
+ * returning (a promise of) the policy session (hearts.js loadPolicy), called once, at its first card.
+ */
+export function policyAgent(spec, manifest, load) {
+  let session = null;
+  return {
+    spec,
+    rules: manifest.rules,
+    async choose(game) {
+      session ??= Promise.resolve(load());
+      return (await chooseCard(await session, seatRecord(game))).action;
+    },
+  };
+}
+
+/**
+ * The policies of a static build: `index` is models.json's list of {spec, model, manifest} (URLs
+ * relative to `base`); each becomes a policyAgent whose model loads with onnxruntime `ort` when it
+ * first plays. The `random` agent comes last.
+ */
+export async function loadAgents(ort, base, index) {
+  const agents = [];
+  for (const entry of index.models ?? []) {
+    const manifestUrl = new URL(entry.manifest, base);
+    const response = await fetch(manifestUrl);
+    if (!response.ok) throw new Error(`cannot fetch ${manifestUrl}: HTTP ${response.status}`);
+    const manifest = await response.json();
+    agents.push(policyAgent(entry.spec, manifest, () => loadPolicy(ort, new URL(entry.model, base), manifest)));
+  }
+  agents.push(randomAgent());
+  return agents;
+}
+
+// ------------------------------------------------------------------------------------------
+// Storage: the browser's localStorage, or memoryStorage() (Node, tests)
+// ------------------------------------------------------------------------------------------
+
+/** A Storage-like object held in memory (getItem, setItem, removeItem). */
+export function memoryStorage() {
+  const items = new Map();
+  return {
+    getItem: (key) => (items.has(key) ? items.get(key) : null),
+    setItem: (key, value) => { items.set(key, String(value)); },
+    removeItem: (key) => { items.delete(key); },
+    get length() { return items.size; },
+  };
+}
+
+// ------------------------------------------------------------------------------------------
+// What seat 0 may see (view.py)
+// ------------------------------------------------------------------------------------------
+
+/** Card ids as card texts, sorted by suit (C, D, H, S) then rank. */
+const texts = (ids) => [...ids].sort((a, b) => a - b).map(cardText);
+const symbolText = (card) => { const t = cardText(card); return (t[0] === 'T' ? '10' : t[0]) + SUIT_SYMBOLS[suitOf(card)]; };
+const plays = (leader, cards, p) => cards.map((card, i) => ({ seat: (leader + i) % p, card: cardText(card) }));
+const offsetOf = (game) => passOffset(game.rules, game.handNumber);
+
+/** The seats with the lowest total. */
+function winners(scores) {
+  const low = Math.min(...scores);
+  return scores.flatMap((s, seat) => (s === low ? [seat] : []));
+}
+
+/** The page's picture of a stored game: only what seat 0 may know (view.py view). */
+export function view(entry) {
+  const { id, game: g, opponents, events } = entry;
+  const p = g.rules.num_players;
+  const over = g.phase === 'over';
+  const passing = g.phase === 'pass';
+  const yourTurn = !over && g.toAct === HUMAN;
+  const trickNumber = g.tricks.length;
+  let lastTrick = null;
+  if ((trickNumber > 0 || over) && g.tricks.length) {
+    const t = g.tricks[g.tricks.length - 1];
+    lastTrick = { plays: plays(t.leader, t.cards, p), winner: t.winner, points: cardPoints(t.cards) };
+  }
+  const direction = passDirection(g.rules, g.handNumber);
+  let pass = null;
+  if (passing) {
+    const chosen = g.passed[HUMAN];
+    pass = { direction, to: (HUMAN + offsetOf(g)) % p, picks_left: g.rules.pass_count - chosen.length, chosen: texts(chosen) };
+  }
+  const received = !over && !passing && offsetOf(g) !== 0 ? g.received[HUMAN] : [];
+  const winner = g.winner >= 0 ? g.winner : winners(g.scores);
+  return {
+    id,
+    rules: structuredClone(g.rules),
+    players: [{ seat: 0, name: 'You' }, ...opponents.map((name, i) => ({ seat: i + 1, name }))],
+    phase: over ? 'over' : (passing ? 'pass' : 'play'),
+    hand_number: g.handNumber,
+    trick_number: trickNumber,
+    pass_direction: direction,
+    to_act: over ? -1 : g.toAct,
+    your_turn: yourTurn,
+    hand: over ? [] : texts(g.hands[HUMAN]),
+    legal: yourTurn ? texts(legalActions(g)) : [],
+    pass,
+    received: received.length ? texts(received) : null,
+    trick: over ? [] : plays(g.trick.leader, g.trick.cards, p),
+    last_trick: lastTrick,
+    hearts_broken: g.heartsBroken,
+    scores: [...g.scores],
+    hand_points: over ? new Array(p).fill(0) : g.taken.map(cardPoints),
+    events: structuredClone(events),
+    game_over: over ? { winner, scores: [...g.scores] } : null,
+  };
+}
+
+/** Why seat 0 may not take `card` now, in words (session/match.py why_not and games.py refusal). */
+export function refusal(game, card, legal) {
+  const text = symbolText(card);
+  const seat = game.toAct;
+  let reason = '';
+  if (!game.hands[seat].includes(card)) return `you do not hold ${text}`;
+  if (game.phase === 'pass') {
+    if (game.passed[seat].includes(card)) return `you already chose ${text} to pass`;
+    return `${text} cannot be passed`;
+  }
+  const trick = game.trick.cards;
+  const firstTrick = game.tricks.length === 0;
+  if (trick.length) {
+    const led = suitOf(trick[0]);
+    if (suitOf(card) !== led && legal.every((c) => suitOf(c) === led)) reason = `you must follow suit (${SUIT_SYMBOLS[led]})`;
+    else if (firstTrick && game.rules.first_trick_protection && isPointCard(card)) reason = 'no hearts and no Q♠ on the first trick';
+  } else if (firstTrick && legal.length === 1) {
+    reason = `${symbolText(legal[0])} opens the first trick`;
+  } else if (suitOf(card) === HEARTS && !game.heartsBroken) {
+    reason = 'hearts are not broken yet';
+  } else if (card === QUEEN_OF_SPADES && game.rules.queen_waits_for_hearts && !game.heartsBroken) {
+    reason = 'Q♠ may not be led before hearts are broken';
+  }
+  return `${text} cannot be played now${reason ? `: ${reason}` : ''}`;
+}
+
+/**
+ * One action of the seat to act, as the page's events (view.py public_events of match.py's events):
+ * other seats' pass picks are left out; a scored hand that does not end the game deals the next one
+ * at once, as the Python engine does. `entry.hands` gets every finished hand (for the record).
+ */
+function step(entry, card) {
+  const g = entry.game;
+  const p = g.rules.num_players;
+  const trickNumber = g.tricks.length;
+  const brokenBefore = g.heartsBroken;
+  const dealt = g.dealt.map((h) => texts(h));
+  const dead = texts(g.dead);
+  const happened = act(g, card);
+  const out = [];
+  if (happened.kind === 'pass') {
+    const offset = offsetOf(g);
+    if (happened.exchanged && offset !== 0) {
+      out.push({ type: 'exchanged', passed: texts(g.passed[HUMAN]), received: texts(g.received[HUMAN]),
+        to: (HUMAN + offset) % p, from: (((HUMAN - offset) % p) + p) % p });
+    }
+    return out;
+  }
+  out.push({ type: 'played', seat: happened.seat, card: cardText(happened.card), trick_number: trickNumber });
+  if (g.heartsBroken && !brokenBefore && !happened.hand) {
+    out.push({ type: 'hearts_broken', seat: happened.seat, card: cardText(happened.card) });
+  }
+  if (happened.trick) {
+    const { leader, cards, winner } = happened.trick;
+    out.push({ type: 'trick_won', trick_number: trickNumber, winner, points: cardPoints(cards), plays: plays(leader, cards, p) });
+  }
+  if (happened.hand) {
+    const hand = happened.hand;
+    const moon = hand.moon.indexOf(true);
+    entry.hands.push({ hand_number: hand.handNumber, dealt, dead, actions: g.history.map(([s, c]) => [s, cardText(c)]),
+      points: hand.points, moon: moon >= 0 ? moon : null });
+    out.push({ type: 'hand_scored', hand_number: hand.handNumber, points: [...hand.points],
+      card_points: g.taken.map(cardPoints), scores: [...hand.scores], tricks: g.taken.map((t) => t.length / p),
+      moon: moon >= 0 ? moon : null });
+    if (hand.gameOver) {
+      out.push({ type: 'game_over', winner: hand.winner >= 0 ? hand.winner : winners(hand.scores), scores: [...hand.scores] });
+    } else {
+      nextHand(g, { randomBelow: entry.randomBelow });
+      const offset = offsetOf(g);
+      out.push({ type: 'hand_started', hand_number: g.handNumber, pass_direction: passDirection(g.rules, g.handNumber),
+        pass_to: offset ? (HUMAN + offset) % p : null });
+    }
+  }
+  return out;
+}
+
+// ------------------------------------------------------------------------------------------
+// The API
+// ------------------------------------------------------------------------------------------
+
+/** A new game id: 22 characters of A-Za-z0-9_- (as secrets.token_urlsafe(16)). */
+function newId(randomBelow) {
+  let id = '';
+  for (let i = 0; i < 22; i++) id += ID_ALPHABET[randomBelow(64)];
+  return id;
+}
+
+function typeName(value) {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'a list';
+  return `a ${typeof value}`;
+}
+
+export class LocalApi {
+  /**
+   * `agents`: the offered agents (randomAgent, policyAgent), in the order the page lists them;
+   * `storage`: where games are kept (default the browser's localStorage); `randomBelow`: the random
+   * source of deals and ids (default crypto.getRandomValues).
+   */
+  constructor({ agents, storage = globalThis.localStorage, randomBelow = cryptoRandomBelow } = {}) {
+    if (!agents || !agents.length) throw new Error('LocalApi: no agents offered');
+    if (!storage) throw new Error('LocalApi: no storage (give memoryStorage() outside a browser)');
+    this.agents = new Map(agents.map((a) => [a.spec, a]));
+    this.storage = storage;
+    this.randomBelow = randomBelow;
+    this.queue = Promise.resolve(); // one request at a time, as the server's lock per game
+  }
+
+  get offered() {
+    return [...this.agents.keys()];
+  }
+
+  /** The offered agents that play `rules`, in offered order. */
+  playing(rules) {
+    return this.offered.filter((spec) => {
+      const r = this.agents.get(spec).rules;
+      return r === null || sameGame(r, rules);
+    });
+  }
+
+  /** A request: `method`, `path` (after api/v1/, query aside), `body` (text or undefined) -> {status, body, headers}. */
+  handle(method, path, body) {
+    const run = this.queue.then(() => this.route(method, path, body));
+    this.queue = run.catch(() => {});
+    return run;
+  }
+
+  async route(method, path, body) {
+    try {
+      const parts = path.split('?')[0].split('/').filter(Boolean).map(decodeURIComponent);
+      if (parts.length === 1 && parts[0] === 'options') return this.only(method, 'GET', () => ({ status: 200, body: this.options() }));
+      if (parts.length === 1 && parts[0] === 'games') return await this.onlyAsync(method, 'POST', async () => ({ status: 201, body: await this.create(readBody(body)) }));
+      if (parts.length === 2 && parts[0] === 'games') return this.only(method, 'GET', () => ({ status: 200, body: view(this.load(parts[1])) }));
+      if (parts.length === 3 && parts[0] === 'games' && parts[2] === 'play') {
+        return await this.onlyAsync(method, 'POST', async () => ({ status: 200, body: await this.play(parts[1], readBody(body)) }));
+      }
+      if (parts.length === 3 && parts[0] === 'games' && parts[2] === 'record') return this.only(method, 'GET', () => this.record(parts[1]));
+      throw new ApiError(404, 'Not Found');
+    } catch (err) {
+      if (err instanceof ApiError) {
+        const out = { detail: err.detail };
+        if (err.legal !== undefined) out.legal = err.legal;
+        return { status: err.status, body: out };
+      }
+      return { status: 500, body: { detail: `the page's game engine failed: ${err.name}: ${String(err.message).split('\n')[0]}` } };
+    }
+  }
+
+  only(method, allowed, answer) {
+    if (method !== allowed) throw new ApiError(405, 'Method Not Allowed');
+    return answer();
+  }
+
+  async onlyAsync(method, allowed, answer) {
+    if (method !== allowed) throw new ApiError(405, 'Method Not Allowed');
+    return answer();
+  }
+
+  /** GET options: presets, the options the page offers, the offered agents (app.py options). */
+  options() {
+    const byPreset = Object.fromEntries(Object.entries(PRESETS).map(([name, rules]) => [name, this.playing(rules)]));
+    return {
+      presets: Object.keys(PRESETS),
+      preset_rules: structuredClone(PRESETS),
+      options: structuredClone(OPTION_CHOICES),
+      agents: this.offered,
+      agents_by_preset: byPreset,
+      default_opponents: this.defaultOpponents(PRESETS.classic),
+    };
+  }
+
+  /** The opponents of a game that names none: the first offered agent that plays the rules, at every seat. */
+  defaultOpponents(rules) {
+    const pool = this.playing(rules);
+    return new Array(rules.num_players - 1).fill(pool[0] ?? this.offered[0]);
+  }
+
+  /** POST games: a new game, the agents played up to seat 0's first decision; its view. */
+  async create(body) {
+    const allowed = ['preset', 'rules', 'opponents', 'seed'];
+    for (const key of Object.keys(body)) if (!allowed.includes(key)) throw new ApiError(422, `${key}: Extra inputs are not permitted`);
+    const preset = body.preset ?? 'classic';
+    if (typeof preset !== 'string') throw new ApiError(422, `preset: Input should be a valid string`);
+    if (body.seed !== undefined && body.seed !== null) {
+      throw new ApiError(422, "seed: this page deals from the browser's random source; it takes no seed");
+    }
+    const overrides = body.rules ?? {};
+    if (typeof overrides !== 'object' || Array.isArray(overrides)) throw new ApiError(422, 'rules: Input should be a valid dictionary');
+    const rules = gameRules(preset, overrides);
+    const n = rules.num_players - 1;
+    let opponents = body.opponents ?? this.defaultOpponents(rules);
+    if (!Array.isArray(opponents)) throw new ApiError(422, 'opponents: Input should be a valid list');
+    if (opponents.length !== n) throw new ApiError(422, `opponents: this game has ${n} opponent seat(s); ${opponents.length} given`);
+    for (const spec of opponents) {
+      if (typeof spec !== 'string' || !this.agents.has(spec)) {
+        throw new ApiError(422, `opponents: ${JSON.stringify(spec)} is not offered here; offered: ${this.offered.join(', ')}`);
+      }
+      const trained = this.agents.get(spec).rules;
+      if (trained !== null && !sameGame(trained, rules)) {
+        throw new ApiError(422, `opponents: ${spec} was trained for the '${trained.name}' rules and cannot play the '${rules.name}' rules`);
+      }
+    }
+    opponents = [...opponents];
+    let id;
+    do id = newId(this.randomBelow); while (this.storage.getItem(STORAGE_PREFIX + id) !== null);
+    const entry = { format: STORED_FORMAT, version: 1, id, opponents, events: [], hands: [],
+      game: newGame(rules, { randomBelow: this.randomBelow }) };
+    entry.events = await this.agentsPlay(entry);
+    this.save(entry, true);
+    return view(entry);
+  }
+
+  /** POST games/{id}/play: seat 0 plays (or picks to pass) a card; the agents play on; saved. */
+  async play(id, body) {
+    for (const key of Object.keys(body)) if (key !== 'card') throw new ApiError(422, `${key}: Extra inputs are not permitted`);
+    if (body.card === undefined) throw new ApiError(422, 'card: Field required');
+    if (typeof body.card !== 'string') throw new ApiError(422, 'card: Input should be a valid string');
+    if (body.card.length > 8) throw new ApiError(422, 'card: String should have at most 8 characters');
+    let card;
+    try {
+      card = parseCard(body.card);
+    } catch (err) {
+      throw new ApiError(422, `card: ${err.message}`);
+    }
+    const entry = this.load(id);
+    const g = entry.game;
+    if (g.phase === 'over') throw new ApiError(409, 'the game is over', []);
+    const events = [];
+    if (g.toAct !== HUMAN) { // an agent failed in an earlier request: let the agents try again
+      events.push(...await this.agentsPlay(entry));
+      entry.events = events;
+    }
+    if (g.phase === 'over' || g.toAct !== HUMAN) throw new ApiError(409, 'it is not your turn', []);
+    const legal = legalActions(g);
+    if (!legal.includes(card)) throw new ApiError(409, refusal(g, card, legal), texts(legal));
+    events.push(...step(entry, card));
+    try {
+      events.push(...await this.agentsPlay(entry));
+    } finally {
+      entry.events = events;
+      this.save(entry);
+    }
+    return view(entry);
+  }
+
+  /** The agents play until seat 0 is to act or the game is over; their events. */
+  async agentsPlay(entry) {
+    const g = entry.game;
+    const events = [];
+    entry.randomBelow = this.randomBelow;
+    try {
+      while (g.phase !== 'over' && g.toAct !== HUMAN) {
+        const seat = g.toAct;
+        const spec = entry.opponents[seat - 1];
+        let card;
+        try {
+          card = await this.agents.get(spec).choose(g);
+        } catch (err) {
+          entry.events = events;
+          this.save(entry);
+          throw new ApiError(500, `the opponent at seat ${seat} (${spec}) failed: ${err.name}: ${String(err.message).split('\n')[0]}`);
+        }
+        events.push(...step(entry, card));
+      }
+    } finally {
+      delete entry.randomBelow;
+    }
+    return events;
+  }
+
+  /** GET games/{id}/record: once the game is over, every hand's deal and actions (this engine's JSON). */
+  record(id) {
+    const entry = this.load(id);
+    if (entry.game.phase !== 'over') {
+      throw new ApiError(409, 'the record is available when the game is over: it shows every hand as dealt');
+    }
+    const g = entry.game;
+    const line = {
+      type: 'game', format: 'hearts-lab-js-game', engine: 'clients/js/src/engine.js', rules: g.rules,
+      specs: ['human', ...entry.opponents], hands: entry.hands, scores: g.scores, winner: g.winner, finished: true,
+    };
+    return { status: 200, body: `${JSON.stringify(line)}\n`,
+      headers: { 'Content-Type': 'application/x-ndjson', 'Content-Disposition': `attachment; filename="hearts-game-${id}.jsonl"` } };
+  }
+
+  load(id) {
+    if (typeof id !== 'string' || !ID_PATTERN.test(id)) throw new ApiError(404, 'no such game (a game id is 22 letters, digits, - and _)');
+    const text = this.storage.getItem(STORAGE_PREFIX + id);
+    if (text === null) throw new ApiError(404, `no game ${id}`);
+    let entry;
+    try {
+      entry = JSON.parse(text);
+    } catch {
+      throw new ApiError(409, `game ${id} cannot be continued: its saved copy is not JSON`);
+    }
+    if (!entry || entry.format !== STORED_FORMAT || entry.version !== 1 || !entry.game) {
+      throw new ApiError(409, `game ${id} cannot be continued: its saved copy is not a game of this page`);
+    }
+    if (entry.game.phase !== 'over') {
+      for (const spec of entry.opponents) {
+        if (!this.agents.has(spec)) {
+          throw new ApiError(409, `game ${id} cannot be continued: its opponent '${spec}' is not offered here (offered: ${this.offered.join(', ')})`);
+        }
+      }
+    }
+    return entry;
+  }
+
+  save(entry, isNew = false) {
+    const { randomBelow, ...kept } = entry;
+    this.storage.setItem(STORAGE_PREFIX + entry.id, JSON.stringify(kept));
+    let index = [];
+    try {
+      index = JSON.parse(this.storage.getItem(STORAGE_INDEX) ?? '[]');
+      if (!Array.isArray(index)) index = [];
+    } catch {
+      index = [];
+    }
+    index = [...index.filter((x) => x !== entry.id), entry.id];
+    while (isNew && index.length > MAX_STORED_GAMES) this.storage.removeItem(STORAGE_PREFIX + index.shift());
+    this.storage.setItem(STORAGE_INDEX, JSON.stringify(index));
+  }
+
+  /** A fetch() answering the API's URLs (anything whose path holds api/v1/): a Response. */
+  async fetch(input, init = {}) {
+    const url = typeof input === 'string' ? input : (input.url ?? String(input));
+    const method = (init.method ?? (typeof input === 'object' && input.method) ?? 'GET').toUpperCase();
+    const at = url.indexOf(API_PATH);
+    const path = at >= 0 ? url.slice(at + API_PATH.length) : url;
+    const answer = await this.handle(method, path, init.body);
+    const isText = typeof answer.body === 'string';
+    const headers = answer.headers ?? { 'Content-Type': 'application/json' };
+    return new Response(isText ? answer.body : JSON.stringify(answer.body), { status: answer.status, headers });
+  }
+}
+
+function readBody(body) {
+  if (body === undefined || body === null || body === '') throw new ApiError(422, 'the body must be a JSON object');
+  let data;
+  try {
+    data = typeof body === 'string' ? JSON.parse(body) : body;
+  } catch (err) {
+    throw new ApiError(422, `the body is not valid JSON (${err.message})`);
+  }
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) {
+    throw new ApiError(422, `the body must be a JSON object, got ${typeName(data)}`);
+  }
+  return data;
+}
+
+/** A preset with option overrides, checked (games.py game_rules): ApiError 422 naming the field. */
+function gameRules(preset, overrides) {
+  if (!(preset in PRESETS)) {
+    throw new ApiError(422, `preset: unknown rules preset '${preset}'; presets are: ${Object.keys(PRESETS).join(', ')}`);
+  }
+  if ('preset' in overrides) throw new ApiError(422, 'rules.preset: name the preset in "preset", not among the options');
+  for (const [key, value] of Object.entries(overrides)) {
+    const numbers = Array.isArray(value) ? value : [value];
+    if (numbers.some((v) => Number.isInteger(v) && Math.abs(v) > MAX_OPTION_NUMBER)) {
+      throw new ApiError(422, `rules.${key}: ${JSON.stringify(value)} is out of range (at most ${MAX_OPTION_NUMBER.toLocaleString('en')})`);
+    }
+  }
+  try {
+    return resolveRules({ preset, ...overrides });
+  } catch (err) {
+    if (err instanceof RulesError || err instanceof RangeError) throw new ApiError(422, err.message);
+    throw err;
+  }
+}
+
+// ------------------------------------------------------------------------------------------
+// Static mode: the page's requests answered here
+// ------------------------------------------------------------------------------------------
+
+/**
+ * Routes the page's API requests to `api`: fetch() of a URL of this page's origin whose path holds
+ * /api/v1/ is answered by `api.fetch`, any other goes to the network; a click on a link to the API
+ * (the record's download link) is answered too, as a downloaded file.
+ */
+export function installFetch(api, { window: win = globalThis } = {}) {
+  const networkFetch = win.fetch.bind(win);
+  const ours = (url) => {
+    const resolved = new URL(url, win.document?.baseURI ?? win.location?.href);
+    return (!win.location || resolved.origin === win.location.origin) && resolved.pathname.includes(`/${API_PATH}`);
+  };
+  win.fetch = (input, init) => {
+    const url = typeof input === 'string' || input instanceof URL ? String(input) : input.url;
+    return ours(url) ? api.fetch(new URL(url, win.document?.baseURI ?? win.location?.href).href, init) : networkFetch(input, init);
+  };
+  win.document?.addEventListener('click', async (event) => {
+    const link = event.target?.closest?.('a[href]');
+    if (!link || !ours(link.href)) return;
+    event.preventDefault();
+    const response = await api.fetch(link.href);
+    const file = /filename="([^"]+)"/.exec(response.headers.get('Content-Disposition') ?? '')?.[1] ?? 'hearts-game.jsonl';
+    if (!response.ok) {
+      win.alert?.((await response.json()).detail);
+      return;
+    }
+    const save = win.document.createElement('a');
+    save.href = URL.createObjectURL(await response.blob());
+    save.download = file;
+    save.click();
+    setTimeout(() => URL.revokeObjectURL(save.href), 10_000);
+  }, true);
+}
+
+/**
+ * Start the page in static mode (the build's boot script calls it before it loads the page's
+ * app.js): onnxruntime-web `ort` set to single-threaded WebAssembly from `wasmPaths`, the policies
+ * of `models` (models.json's URL) offered with the random agent, the page's API answered here.
+ */
+export async function startStaticMode(ort, { models, wasmPaths }) {
+  ort.env.wasm.numThreads = 1; // no cross-origin isolation needed: any static file server
+  ort.env.wasm.wasmPaths = wasmPaths;
+  const response = await fetch(models);
+  if (!response.ok) throw new Error(`cannot fetch ${models}: HTTP ${response.status}`);
+  const api = new LocalApi({ agents: await loadAgents(ort, models, await response.json()) });
+  installFetch(api);
+  return api;
+}
+

@@ -1,0 +1,162 @@
+// The page's API answered in JavaScript (src/local_api.js): whole games through LocalApi.fetch as the
+// page makes them, every answer checked for what seat 0 may see. A quick game (to 50) against the
+// random agent (no policy plays the quick rules), and a classic game against the committed fixtures'
+// classic policy (test/fixtures/policy.onnx, onnxruntime-node). With HEARTS_LOCAL_API_DUMP=FILE the
+// answers are written there: tests/test_web_build.py compares their JSON shapes with the server's.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as ort from 'onnxruntime-node';
+import { loadPolicy } from '../src/hearts.js';
+import { LocalApi, memoryStorage, policyAgent, randomAgent } from '../src/local_api.js';
+
+const fixtures = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures');
+const VIEW_KEYS = ['id', 'rules', 'players', 'phase', 'hand_number', 'trick_number', 'pass_direction', 'to_act',
+  'your_turn', 'hand', 'legal', 'pass', 'received', 'trick', 'last_trick', 'hearts_broken', 'scores', 'hand_points',
+  'events', 'game_over'];
+const EVENT_KEYS = {
+  exchanged: ['type', 'passed', 'received', 'to', 'from'],
+  played: ['type', 'seat', 'card', 'trick_number'],
+  hearts_broken: ['type', 'seat', 'card'],
+  trick_won: ['type', 'trick_number', 'winner', 'points', 'plays'],
+  hand_scored: ['type', 'hand_number', 'points', 'card_points', 'scores', 'tricks', 'moon'],
+  hand_started: ['type', 'hand_number', 'pass_direction', 'pass_to'],
+  game_over: ['type', 'winner', 'scores'],
+};
+
+async function call(api, method, url, body) {
+  const response = await api.fetch(`api/v1/${url}`, body === undefined ? { method } : { method, body: JSON.stringify(body) });
+  const text = await response.text();
+  return { status: response.status, body: response.headers.get('Content-Type') === 'application/json' ? JSON.parse(text) : text };
+}
+
+/** Checks one view: the keys of view.py, seat 0's cards only, its legal cards among them. */
+function checkView(v, known) {
+  assert.deepEqual(Object.keys(v), VIEW_KEYS);
+  assert.ok(v.legal.every((c) => v.hand.includes(c)), 'legal cards are in the hand');
+  assert.equal(v.your_turn, v.phase !== 'over' && v.to_act === 0);
+  if (v.phase === 'pass') assert.ok(v.pass && v.pass.picks_left > 0 && v.pass.chosen.every((c) => v.hand.includes(c)));
+  for (const e of v.events) assert.deepEqual(Object.keys(e), EVENT_KEYS[e.type], `event ${e.type}`);
+  // Nothing of another seat's hand: every card the view names is seat 0's own (now or before), or one
+  // played at the table (this answer's played events, the trick).
+  const cardsIn = (value) => (typeof value === 'string' ? (/^[2-9TJQKA][CDHS]$/.test(value) ? [value] : [])
+    : value && typeof value === 'object' ? Object.values(value).flatMap(cardsIn) : []);
+  const fresh = [...v.hand, ...v.trick.map((t) => t.card), ...v.events.filter((e) => e.type === 'played').map((e) => e.card)];
+  for (const card of cardsIn({ ...v, rules: null })) assert.ok(known.has(card) || fresh.includes(card), `${card} was not seat 0's to see`);
+  for (const card of [...fresh, ...cardsIn({ ...v, rules: null })]) known.add(card);
+}
+
+async function playWholeGame(api, body, dump) {
+  const created = await call(api, 'POST', 'games', body);
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+  let v = created.body;
+  dump.create = v;
+  dump.views = [v];
+  const known = new Set();
+  checkView(v, known);
+  const id = v.id;
+  const handScored = [];
+  let requests = 0;
+  while (v.phase !== 'over') {
+    if (requests === 2) { // a refused card: the reason and the legal cards, nothing changed
+      const refused = ['2C', '3C', 'AS', 'KH', 'QS', 'AD'].find((c) => !v.legal.includes(c));
+      const answer = await call(api, 'POST', `games/${id}/play`, { card: refused });
+      assert.equal(answer.status, 409);
+      assert.deepEqual(Object.keys(answer.body), ['detail', 'legal']);
+      assert.deepEqual(answer.body.legal, v.legal);
+      dump.refused = [answer.status, answer.body];
+      assert.deepEqual((await call(api, 'GET', `games/${id}`)).body.hand, v.hand);
+    }
+    const answer = await call(api, 'POST', `games/${id}/play`, { card: v.legal[v.legal.length - 1] });
+    assert.equal(answer.status, 200, JSON.stringify(answer.body));
+    v = answer.body;
+    checkView(v, known);
+    dump.views.push(v);
+    handScored.push(...v.events.filter((e) => e.type === 'hand_scored'));
+    requests += 1;
+    assert.ok(requests < 2000);
+  }
+  assert.equal(v.to_act, -1);
+  assert.deepEqual(v.game_over.scores, v.scores);
+  assert.ok(Math.max(...v.scores) >= v.rules.target_score);
+  assert.equal(v.game_over.winner, v.scores.indexOf(Math.min(...v.scores)));
+  assert.deepEqual(handScored.reduce((t, h) => t.map((s, i) => s + h.points[i]), v.scores.map(() => 0)), v.scores);
+  assert.deepEqual(handScored.map((h) => h.hand_number), handScored.map((_, i) => i));
+  dump.get = (await call(api, 'GET', `games/${id}`)).body;
+  assert.deepEqual(dump.get, v);
+  const over = await call(api, 'POST', `games/${id}/play`, { card: '2C' });
+  assert.deepEqual([over.status, over.body], [409, { detail: 'the game is over', legal: [] }]);
+  dump.over_play = [over.status, over.body];
+  const record = await call(api, 'GET', `games/${id}/record`);
+  assert.equal(record.status, 200);
+  const line = JSON.parse(record.body);
+  assert.equal(line.hands.length, handScored.length);
+  assert.deepEqual(line.scores, v.scores);
+  return v;
+}
+
+test('a whole quick game through the local API, as the page plays it', async () => {
+  const storage = memoryStorage();
+  const api = new LocalApi({ agents: [randomAgent()], storage });
+  const dump = {};
+  const options = await call(api, 'GET', 'options');
+  assert.equal(options.status, 200);
+  dump.options = options.body;
+  assert.deepEqual(options.body.agents_by_preset.quick, ['random']);
+  dump.bad_card = await call(api, 'POST', 'games/AAAAAAAAAAAAAAAAAAAAAA/play', { card: 'ZZ' }).then((a) => [a.status, a.body]);
+  assert.equal(dump.bad_card[0], 422);
+  const missing = await call(api, 'GET', 'games/AAAAAAAAAAAAAAAAAAAAAA');
+  assert.deepEqual([missing.status, missing.body], [404, { detail: 'no game AAAAAAAAAAAAAAAAAAAAAA' }]);
+  dump.missing = [missing.status, missing.body];
+  const v = await playWholeGame(api, { preset: 'quick', opponents: ['random', 'random', 'random'] }, dump);
+  assert.equal(v.rules.name, 'quick');
+  // Another page (a reload) reads the game back from the same storage.
+  const again = new LocalApi({ agents: [randomAgent()], storage });
+  assert.deepEqual((await call(again, 'GET', `games/${v.id}`)).body, v);
+  if (process.env.HEARTS_LOCAL_API_DUMP) writeFileSync(process.env.HEARTS_LOCAL_API_DUMP, JSON.stringify(dump));
+});
+
+test('requests the server refuses are refused alike', async () => {
+  const api = new LocalApi({ agents: [randomAgent()], storage: memoryStorage() });
+  const cases = [
+    [{ preset: 'nope' }, /^preset: unknown rules preset 'nope'/],
+    [{ preset: 'classic', opponents: ['random'] }, /^opponents: this game has 3 opponent seat\(s\); 1 given$/],
+    [{ preset: 'classic', opponents: ['hard', 'random', 'random'] }, /^opponents: "hard" is not offered here/],
+    [{ preset: 'classic', rules: { target_score: 10 ** 7 } }, /^rules.target_score: .* out of range/],
+    [{ preset: 'classic', rules: { moon: 'sometimes' } }, /moon/],
+    [{ preset: 'classic', colour: 'red' }, /^colour: Extra inputs are not permitted$/],
+    [{ preset: 'classic', seed: 7 }, /^seed: /],
+  ];
+  for (const [body, detail] of cases) {
+    const answer = await call(api, 'POST', 'games', body);
+    assert.equal(answer.status, 422, JSON.stringify(body));
+    assert.match(answer.body.detail, detail);
+  }
+  const notJson = await api.fetch('api/v1/games', { method: 'POST', body: '{' });
+  assert.equal(notJson.status, 422);
+  assert.equal((await call(api, 'GET', 'games/short')).status, 404);
+  const two = await call(api, 'POST', 'games', { preset: 'two_player' });
+  assert.equal(two.status, 201);
+  assert.deepEqual(two.body.players.map((p) => p.name), ['You', 'random']);
+});
+
+test('a classic game against the exported policy through the local API', async () => {
+  const manifest = JSON.parse(readFileSync(path.join(fixtures, 'policy.json'), 'utf8'));
+  let loads = 0;
+  const policy = policyAgent('ppo-classic', manifest, () => {
+    loads += 1;
+    return loadPolicy(ort, readFileSync(path.join(fixtures, 'policy.onnx')), manifest);
+  });
+  const api = new LocalApi({ agents: [policy, randomAgent()], storage: memoryStorage() });
+  const options = (await call(api, 'GET', 'options')).body;
+  assert.deepEqual(options.agents_by_preset, { classic: ['ppo-classic', 'random'], quick: ['random'], long: ['random'], two_player: ['random'] });
+  assert.deepEqual(options.default_opponents, ['ppo-classic', 'ppo-classic', 'ppo-classic']);
+  const refused = await call(api, 'POST', 'games', { preset: 'quick', opponents: ['ppo-classic', 'random', 'random'] });
+  assert.equal(refused.status, 422);
+  assert.match(refused.body.detail, /trained for the 'classic' rules/);
+  const v = await playWholeGame(api, { preset: 'classic' }, {});
+  assert.deepEqual(v.players.map((p) => p.name), ['You', 'ppo-classic', 'ppo-classic', 'ppo-classic']);
+  assert.equal(loads, 1, 'the model is loaded once, when it first plays');
+});
