@@ -1,4 +1,5 @@
-"""``hearts export CHECKPOINT --out DIR``: the ONNX policy and its manifest for game apps."""
+"""``hearts export CHECKPOINT --out DIR``: the ONNX policy and its manifest for game apps;
+``hearts export --web DIR``: the browser game as a static site, playing against the exported policies."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import importlib
 import sys
 
 from export.model import ExportError, export_policy
+from export.web import WebBuildError, build_web
 
 from .errors import UsageError
 
@@ -22,11 +24,18 @@ def register(subparsers) -> None:
             "DIR/policy.json (observation version and layout, card encoding, seats, rules, sha256, provenance) "
             "and DIR/golden.json (test vectors for a game app's encoder and runtime: records with their "
             "observations, masks and the model's picks, records of other rules, and invalid records with the "
-            "errors they must raise). See docs/export.md."
+            "errors they must raise). See docs/export.md. "
+            "With --web DIR instead: the browser game of `hearts serve` as a static site (the page, the "
+            "JavaScript engine and client, onnxruntime-web and the exported policies of agents/policies), "
+            "served by any static file server, e.g. python -m http.server -d DIR."
         ),
     )
-    parser.add_argument("checkpoint", help="checkpoint file (runs/<run>/policy.pt or a snapshot)")
-    parser.add_argument("--out", required=True, metavar="DIR", help="folder to write the files to")
+    parser.add_argument("checkpoint", nargs="?", help="checkpoint file (runs/<run>/policy.pt or a snapshot)")
+    parser.add_argument("--out", metavar="DIR", help="folder to write the files to")
+    parser.add_argument("--web", metavar="DIR",
+                        help="build the browser game as a static site into DIR instead (no checkpoint): it "
+                             "plays whole games in the browser against the exported policies; serve DIR with "
+                             "any static file server (python -m http.server -d DIR), not from file://")
     parser.add_argument("--golden", type=int, default=40, metavar="N",
                         help="seat records with the model's picks in golden.json (besides its encoder and "
                              "invalid records; 0: do not write golden.json; default 40)")
@@ -41,6 +50,10 @@ EXPORT_MODULES = ("torch", "onnx", "onnxscript", "onnxruntime")
 
 
 def run_command(args: argparse.Namespace) -> int:
+    if args.web is not None:
+        return build_site(args)
+    if args.checkpoint is None or args.out is None:
+        raise UsageError("hearts export needs a CHECKPOINT and --out DIR (or --web DIR for the static web build)")
     missing = []
     for module in EXPORT_MODULES:
         try:
@@ -63,4 +76,21 @@ def run_command(args: argparse.Namespace) -> int:
                          f"({err.filename or args.out})") from None
     for kind, path in written.items():
         print(f"{kind}: {path}", file=sys.stderr)
+    return 0
+
+
+def build_site(args: argparse.Namespace) -> int:
+    """``hearts export --web DIR``: the static web build (export/web.py)."""
+    if args.checkpoint is not None or args.out is not None:
+        raise UsageError("hearts export --web DIR takes no checkpoint and no --out: it builds the page with "
+                         "the exported policies of agents/policies")
+    try:
+        written = build_web(args.web)
+    except WebBuildError as err:
+        raise UsageError(str(err)) from None
+    except OSError as err:
+        raise UsageError(f"cannot write the web build to {args.web}: {err.strerror or err} "
+                         f"({err.filename or args.web})") from None
+    print(f"web build: {written['index'].parent} (opponents: {', '.join([*written['models'], 'random'])}); "
+          f"serve it with: python -m http.server -d {args.web}", file=sys.stderr)
     return 0

@@ -518,7 +518,7 @@ export class LocalApi {
   /** A fetch() answering the API's URLs (anything whose path holds api/v1/): a Response. */
   async fetch(input, init = {}) {
     const url = typeof input === 'string' ? input : (input.url ?? String(input));
-    const method = (init.method ?? (typeof input === 'object' && input.method) ?? 'GET').toUpperCase();
+    const method = String(init.method ?? (typeof input === 'object' ? input.method : undefined) ?? 'GET').toUpperCase();
     const at = url.indexOf(API_PATH);
     const path = at >= 0 ? url.slice(at + API_PATH.length) : url;
     const answer = await this.handle(method, path, init.body);

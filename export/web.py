@@ -1,0 +1,130 @@
+"""The static web build (``hearts export --web DIR``): the page of ``hearts serve`` with no game server.
+
+``build_web(out)`` writes into ``out`` a site any static file server can serve (browsers load modules
+and WebAssembly over http(s), not from ``file://``; ``python -m http.server -d DIR`` will do)::
+
+    index.html              the page's index.html, starting static/boot.js instead of static/app.js
+    static/                 the page (hearts_app/serve/static: app.js, style.css, ...)
+    static/boot.js          static mode: the page's api/v1 requests answered in the browser, then app.js
+    static/js/              the JavaScript client (clients/js/src: engine, encoder and policy, local_api)
+    static/ort/             onnxruntime-web (ort.wasm.min.mjs and its single-threaded WebAssembly)
+    models/models.json      the policies offered: {"models": [{"spec", "model", "manifest", "rules"}]}
+    models/<spec>/          each shipped exported policy: policy.onnx and policy.json
+
+One page for both ways: in static mode ``clients/js/src/local_api.js`` answers the same requests with
+the same JSON as the server (``hearts_app/serve/view.py``), from the JavaScript engine, the computer
+seats played by the exported policies (onnxruntime-web) or the random agent, deals from the
+browser's ``crypto.getRandomValues``, the games in its ``localStorage``.
+
+The policies are the exported ones shipped in ``agents/policies/<name>/`` (``policy.onnx`` and
+``policy.json``), offered as ``<name>`` with ``-`` for ``_`` (``ppo-classic``), each for the rules of
+its manifest. The files are read from this repository (the page, ``clients/js``, and onnxruntime-web
+from ``clients/js/node_modules``, which ``scripts/setup_clients.sh`` installs).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGE_DIR = ROOT / "hearts_app" / "serve" / "static"
+CLIENT_DIR = ROOT / "clients" / "js"
+POLICIES_DIR = ROOT / "agents" / "policies"
+#: What the page needs of onnxruntime-web: the ES module and the single-threaded WebAssembly it loads.
+ORT_FILES = ("ort.wasm.min.mjs", "ort-wasm-simd-threaded.mjs", "ort-wasm-simd-threaded.wasm")
+MODELS_FORMAT = "hearts-lab-web-models"
+#: The page's script tag, pointed at the boot script in the build.
+_APP_SCRIPT = re.compile(r'(<script\b[^>]*\bsrc=")(?:\./)?static/app\.js(")')
+
+BOOT_JS = """\
+// Written by `hearts export --web` (export/web.py): the page in static mode. Its requests to api/v1/...
+// are answered in this browser by js/local_api.js (the JavaScript engine; the computer seats played by
+// the exported policies in ../models with onnxruntime-web, or by the random agent), then the page's own
+// app.js starts, as it does under `hearts serve`.
+import * as ort from './ort/ort.wasm.min.mjs';
+import { startStaticMode } from './js/local_api.js';
+
+try {
+  await startStaticMode(ort, {
+    models: new URL('../models/models.json', import.meta.url),
+    wasmPaths: new URL('./ort/', import.meta.url).href,
+  });
+} catch (err) {
+  const note = document.createElement('p');
+  note.setAttribute('role', 'alert');
+  note.textContent = `The game cannot start in this browser: ${err.message ?? err}`;
+  document.body.prepend(note);
+  throw err;
+}
+await import('./app.js');
+"""
+
+
+class WebBuildError(Exception):
+    """The build cannot be made: one line saying what is missing and what to run."""
+
+
+def find_policies(policies_dir: Path = POLICIES_DIR) -> list[tuple[str, Path]]:
+    """``(spec, folder)`` of each exported policy (a folder with policy.onnx and policy.json), by name."""
+    if not policies_dir.is_dir():
+        return []
+    return [(folder.name.replace("_", "-"), folder) for folder in sorted(policies_dir.iterdir())
+            if (folder / "policy.onnx").is_file() and (folder / "policy.json").is_file()]
+
+
+def build_web(out: str | Path, page_dir: Path = PAGE_DIR, client_dir: Path = CLIENT_DIR,
+              policies_dir: Path = POLICIES_DIR) -> dict[str, Path | list[str]]:
+    """Write the static build into ``out`` (see the module docstring); returns what was written:
+    ``index`` (the page), ``models`` (the specs offered besides ``random``). A folder that is not
+    empty must be an earlier build (it is replaced). Raises :class:`WebBuildError`."""
+    out = Path(out)
+    index = page_dir / "index.html"
+    if not index.is_file() or not (page_dir / "app.js").is_file():
+        raise WebBuildError(f"the page is not in {page_dir} (index.html and app.js)")
+    html, found = _APP_SCRIPT.subn(r"\1static/boot.js\2", index.read_text(encoding="utf-8"))
+    if found != 1:
+        raise WebBuildError(f"{index} does not load static/app.js in one <script src=...> tag: "
+                            "the build cannot start it in static mode")
+    sources = sorted((client_dir / "src").glob("*.js"))
+    if not (client_dir / "src" / "local_api.js").is_file():
+        raise WebBuildError(f"the JavaScript client is not in {client_dir / 'src'} (local_api.js, engine.js, hearts.js)")
+    ort_dir = client_dir / "node_modules" / "onnxruntime-web" / "dist"
+    missing = [name for name in ORT_FILES if not (ort_dir / name).is_file()]
+    if missing:
+        raise WebBuildError(f"onnxruntime-web is not installed ({ort_dir / missing[0]} is missing): run "
+                            "scripts/setup_clients.sh (or npm install in clients/js) and build again")
+    policies = find_policies(policies_dir)
+    if not policies:
+        raise WebBuildError(f"no exported policy in {policies_dir} (a folder with policy.onnx and policy.json): "
+                            "hearts export CHECKPOINT --out agents/policies/NAME writes one")
+    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / "models" / "models.json").is_file())):
+        raise WebBuildError(f"{out} is not empty and not an earlier web build: name a new or empty folder")
+
+    for old in ("static", "models"):
+        shutil.rmtree(out / old, ignore_errors=True)
+    out.mkdir(parents=True, exist_ok=True)
+    static = out / "static"
+    shutil.copytree(page_dir, static, ignore=shutil.ignore_patterns("index.html", "__pycache__"))
+    (static / "js").mkdir()
+    for source in sources:
+        shutil.copy2(source, static / "js" / source.name)
+    (static / "ort").mkdir()
+    for name in ORT_FILES:
+        shutil.copy2(ort_dir / name, static / "ort" / name)
+    (static / "boot.js").write_text(BOOT_JS, encoding="utf-8")
+
+    entries = []
+    for spec, folder in policies:
+        manifest = json.loads((folder / "policy.json").read_text(encoding="utf-8"))
+        (out / "models" / spec).mkdir(parents=True)
+        for name in ("policy.onnx", "policy.json"):
+            shutil.copy2(folder / name, out / "models" / spec / name)
+        entries.append({"spec": spec, "model": f"{spec}/policy.onnx", "manifest": f"{spec}/policy.json",
+                        "rules": manifest.get("rules", {}).get("name")})
+    (out / "models" / "models.json").write_text(
+        json.dumps({"format": MODELS_FORMAT, "version": 1, "models": entries}, indent=1) + "\n", encoding="utf-8")
+    (out / "index.html").write_text(html, encoding="utf-8")
+    return {"index": out / "index.html", "models": [spec for spec, _ in policies]}
