@@ -121,9 +121,7 @@ def run_command(args: argparse.Namespace) -> int:
     offered = default_agents() if args.agents is None else [s.strip() for s in args.agents.split(",")]
     if not offered or any(not s for s in offered):
         raise UsageError(f"--agents {args.agents!r}: an empty spec; write e.g. random,easy,normal,hard")
-    if args.backend == "ray":
-        return run_ray(args, offered, hosts)
-    if args.replicas is not None or args.address is not None:
+    if (args.replicas is not None or args.address is not None) and args.backend != "ray":
         raise UsageError("--replicas and --address go with --backend ray")
     workers = (os.cpu_count() or 1) if args.workers is None else args.workers
     if not 0 <= workers <= 256:
@@ -132,6 +130,8 @@ def run_command(args: argparse.Namespace) -> int:
         raise UsageError(f"--max-pending must be 1 or more, got {args.max_pending}")
     if not 0 < args.search_time_limit <= 86400:
         raise UsageError(f"--search-time-limit must be more than 0 seconds (at most a day), got {args.search_time_limit:g}")
+    if args.backend == "ray":
+        return run_ray(args, offered, hosts)
     print(f"Hearts Lab is starting: making the agents and compiling their code (here and in {workers} worker "
           f"process{'es' if workers != 1 else ''}) ...", flush=True)
     try:
@@ -161,6 +161,9 @@ def run_ray(args: argparse.Namespace, offered: list[str], hosts: list[str]) -> i
     replicas = 1 if args.replicas is None else args.replicas
     if not 1 <= replicas <= 1024:
         raise UsageError(f"--replicas must be 1..1024, got {replicas}")
+    if args.workers is not None:
+        raise UsageError("--workers goes with --backend local: a Ray replica decides in its own process "
+                         "(--replicas sets how many)")
     try:
         import ray.serve  # noqa: F401  (the cluster extra)
     except ImportError as err:
@@ -169,8 +172,8 @@ def run_ray(args: argparse.Namespace, offered: list[str], hosts: list[str]) -> i
     from .serve.replicas import ClusterError, serve_forever  # imports fastapi and, when it runs, ray
 
     try:
-        return serve_forever(offered, replicas, args.host, args.port, hosts, args.address,
-                             say=lambda line: print(line, flush=True))
+        return serve_forever(offered, replicas, args.host, args.port, hosts, args.address, max_pending=args.max_pending,
+                             search_time_limit=args.search_time_limit, say=lambda line: print(line, flush=True))
     except AgentSpecError as err:
         raise UsageError(f"--agents: {err}") from None
     except ClusterError as err:
