@@ -1,0 +1,279 @@
+"""The static web build (``hearts export --web DIR``, export/web.py) and the page's API answered in
+JavaScript (clients/js/src/local_api.js).
+
+* the build: the page, its boot script, the JavaScript client, onnxruntime-web and the shipped policies
+  land in DIR, every module import resolves inside it, an earlier build is replaced and a foreign folder
+  refused, a missing onnxruntime-web is named with what to run;
+* the local API against the server: the Node test (clients/js/test/local_api.test.js) plays a whole quick
+  game through LocalApi and writes its answers; the FastAPI app (TestClient) plays one too, and the
+  JSON shapes of the answers (keys and types of options, views by phase, events by type, refusals)
+  are the same, the options and the error answers equal;
+* in headless Chromium (Playwright, the system's chromium), the build served by Python's http.server
+  plays: a classic game against the exported ppo-classic (onnxruntime-web), passing, a few cards, a
+  reload that continues the game.
+
+Each skips with a reason where node, chromium, Playwright or onnxruntime-web are missing.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import os
+import re
+import shutil
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+
+from export.web import CLIENT_DIR, ORT_FILES, POLICIES_DIR, WebBuildError, build_web, find_policies
+
+ROOT = Path(__file__).resolve().parents[1]
+ORT_DIST = CLIENT_DIR / "node_modules" / "onnxruntime-web" / "dist"
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def _need_ort():
+    if not all((ORT_DIST / name).is_file() for name in ORT_FILES):
+        pytest.skip("onnxruntime-web is not installed in clients/js (scripts/setup_clients.sh installs it)")
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    _need_ort()
+    out = tmp_path_factory.mktemp("web") / "site"
+    written = build_web(out)
+    return out, written
+
+
+# ---- the build ----------------------------------------------------------------------------------
+
+
+def test_build_holds_the_page_client_runtime_and_policies(site):
+    out, written = site
+    assert written["models"] == [spec for spec, _ in find_policies()] and "ppo-classic" in written["models"]
+    html = (out / "index.html").read_text()
+    assert 'src="static/boot.js"' in html and "static/app.js" not in html
+    page = ROOT / "hearts_app" / "serve" / "static"
+    for name in ("app.js", "style.css"):
+        assert (out / "static" / name).read_bytes() == (page / name).read_bytes()
+    for source in (CLIENT_DIR / "src").glob("*.js"):
+        assert (out / "static" / "js" / source.name).read_bytes() == source.read_bytes()
+    for name in ORT_FILES:
+        assert (out / "static" / "ort" / name).stat().st_size == (ORT_DIST / name).stat().st_size
+    models = json.loads((out / "models" / "models.json").read_text())
+    assert models["format"] == "hearts-lab-web-models" and models["version"] == 1
+    entry = next(m for m in models["models"] if m["spec"] == "ppo-classic")
+    assert entry["rules"] == "classic"
+    shipped = POLICIES_DIR / "ppo_classic"
+    assert (out / "models" / entry["model"]).read_bytes() == (shipped / "policy.onnx").read_bytes()
+    assert (out / "models" / entry["manifest"]).read_bytes() == (shipped / "policy.json").read_bytes()
+    # Every relative import of the build's own modules names a file of the build.
+    for module in [out / "static" / "boot.js", *(out / "static" / "js").glob("*.js")]:
+        for target in re.findall(r"""(?:import|from)\s*\(?\s*['"](\.{1,2}/[^'"]+)['"]""", module.read_text()):
+            assert (module.parent / target).resolve().is_file(), f"{module.name} imports {target}: not in the build"
+
+
+def test_build_replaces_an_earlier_build_and_refuses_other_folders(site, tmp_path):
+    out, _ = site
+    (out / "static" / "stale.js").write_text("// from an earlier build")
+    build_web(out)
+    assert not (out / "static" / "stale.js").exists() and (out / "static" / "boot.js").is_file()
+    foreign = tmp_path / "photos"
+    foreign.mkdir()
+    (foreign / "holiday.jpg").write_bytes(b"jpeg")
+    with pytest.raises(WebBuildError, match="not empty and not an earlier web build"):
+        build_web(foreign)
+    assert (foreign / "holiday.jpg").read_bytes() == b"jpeg"
+
+
+def test_build_says_what_to_install_without_onnxruntime_web(tmp_path):
+    client = tmp_path / "js"
+    shutil.copytree(CLIENT_DIR / "src", client / "src")
+    with pytest.raises(WebBuildError, match=r"run scripts/setup_clients.sh \(or npm install in clients/js\)"):
+        build_web(tmp_path / "site", client_dir=client)
+    assert not (tmp_path / "site").exists()
+
+
+def test_hearts_export_web_command(tmp_path, capsys):
+    _need_ort()
+    from hearts_app import cli
+
+    assert cli.main(["export", "--web", str(tmp_path / "site")]) == 0
+    assert "python -m http.server -d" in capsys.readouterr().err
+    assert (tmp_path / "site" / "index.html").is_file()
+    with pytest.raises(SystemExit):
+        cli.main(["export", "--web", str(tmp_path / "site"), "some.pt"])
+    assert "takes no checkpoint" in capsys.readouterr().err
+
+
+# ---- the local API against the server --------------------------------------------------------------
+
+
+NULLABLE = {"pass", "received", "last_trick", "game_over", "events[hand_scored].moon", "events[hand_started].pass_to"}
+
+
+def _types(value, path: str, into: dict[str, set[str]]) -> None:
+    """Each path's JSON types (events grouped by their type; list items under ``path[]``)."""
+    kind = {type(None): "null", bool: "bool", int: "int", float: "float", str: "str", list: "list",
+            dict: "object"}[type(value)]
+    into.setdefault(path, set()).add(kind)
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _types(item, f"{path}.{key}" if path else key, into)
+    elif isinstance(value, list):
+        for item in value:
+            if path == "events":
+                _types(item, f"events[{item['type']}]", into)
+            else:
+                _types(item, f"{path}[]", into)
+
+
+def _shapes(views: list[dict]) -> dict[str, dict[str, set[str]]]:
+    by_phase: dict[str, dict[str, set[str]]] = {}
+    for view in views:
+        _types(view, "", by_phase.setdefault(view["phase"], {}))
+    return by_phase
+
+
+def _same_shapes(python: dict[str, set[str]], js: dict[str, set[str]], what: str) -> None:
+    for path in sorted(set(python) | set(js)):
+        if path not in python or path not in js:
+            # a kind of event one game happened not to have (a moon, hearts broken), or what lies under it
+            event = re.match(r"(?:events\[\w+\])", path)
+            assert event and (event.group(0) not in python or event.group(0) not in js), f"{what}: {path} only in one"
+            continue
+        p, j = python[path] - {"null"}, js[path] - {"null"}
+        if p and j:
+            assert p == j, f"{what}: {path} is {sorted(p)} from the server, {sorted(j)} from the page's module"
+        if "null" in js[path]:
+            assert "null" in python[path] or path.lstrip(".") in NULLABLE, f"{what}: {path} is null from the page's module"
+
+
+def _server_game(games_dir: Path) -> dict:
+    from fastapi.testclient import TestClient
+
+    from hearts_app.serve.app import create_app
+
+    client = TestClient(create_app(["random"], games_dir, seed=46))
+    out = {"options": client.get("/api/v1/options").json()}
+    r = client.post("/api/v1/games/AAAAAAAAAAAAAAAAAAAAAA/play", json={"card": "ZZ"})
+    out["bad_card"] = [r.status_code, r.json()]
+    r = client.get("/api/v1/games/AAAAAAAAAAAAAAAAAAAAAA")
+    out["missing"] = [r.status_code, r.json()]
+    r = client.post("/api/v1/games", json={"preset": "quick", "opponents": ["random"] * 3})
+    assert r.status_code == 201
+    view = r.json()
+    views = [view]
+    while view["phase"] != "over":
+        if len(views) == 3:
+            refused = next(c for c in ("2C", "3C", "AS", "KH", "QS", "AD") if c not in view["legal"])
+            r = client.post(f"/api/v1/games/{view['id']}/play", json={"card": refused})
+            out["refused"] = [r.status_code, r.json()]
+        r = client.post(f"/api/v1/games/{view['id']}/play", json={"card": view["legal"][-1]})
+        assert r.status_code == 200, r.text
+        view = r.json()
+        views.append(view)
+    out["views"] = views
+    r = client.post(f"/api/v1/games/{view['id']}/play", json={"card": "2C"})
+    out["over_play"] = [r.status_code, r.json()]
+    return out
+
+
+def test_local_api_answers_as_the_server(tmp_path):
+    pytest.importorskip("fastapi")
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed (the JavaScript client's tests need Node 20+)")
+    if not (CLIENT_DIR / "node_modules" / "onnxruntime-node").is_dir():
+        pytest.skip("onnxruntime-node is not installed in clients/js (scripts/setup_clients.sh installs it)")
+    dump = tmp_path / "local-api.json"
+    run = subprocess.run(["node", "--test", "test/local_api.test.js"], cwd=CLIENT_DIR, capture_output=True, text=True,
+                         timeout=300, env={**os.environ, "HEARTS_LOCAL_API_DUMP": str(dump)})
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+    js = json.loads(dump.read_text())
+    python = _server_game(tmp_path / "games")
+
+    assert js["options"] == python["options"] | {"agents": ["random"], "agents_by_preset": js["options"]["agents_by_preset"],
+                                                 "default_opponents": ["random"] * 3}
+    assert set(js["options"]["agents_by_preset"]) == set(python["options"]["agents_by_preset"])
+    for key in ("bad_card", "missing", "over_play"):
+        assert js[key] == python[key], key
+    assert js["refused"][0] == python["refused"][0] == 409
+    assert list(js["refused"][1]) == list(python["refused"][1]) == ["detail", "legal"]
+
+    py_shapes, js_shapes = _shapes(python["views"]), _shapes(js["views"])
+    assert set(js_shapes) == set(py_shapes) == {"pass", "play", "over"}
+    for phase in py_shapes:
+        assert [k for k in js["views"][-1]] == [k for k in python["views"][-1]]
+        _same_shapes(py_shapes[phase], js_shapes[phase], f"the {phase} view")
+    events = {t for v in js["views"] for t in (e["type"] for e in v["events"])}
+    assert {"exchanged", "played", "trick_won", "hand_scored", "hand_started", "game_over"} <= events
+
+
+# ---- in the browser --------------------------------------------------------------------------------
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+def test_static_build_plays_in_chromium(site, tmp_path):
+    if CHROMIUM is None:
+        pytest.skip("chromium is not installed (scripts/setup_clients.sh installs it); the browser test needs it")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    out, _ = site
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(out)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/?fast=1"
+    idle = "['your-turn', 'over', 'dialog'].includes(document.body.dataset.state)"
+    errors: list[str] = []
+    try:
+        with sync_api.sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu",
+                                                                        "--disable-dev-shm-usage"])
+            page = browser.new_page(viewport={"width": 390, "height": 844})
+            page.on("pageerror", lambda err: errors.append(str(err)))
+            api_requests: list[str] = []
+            page.on("request", lambda request: api_requests.append(request.url) if "/api/" in request.url else None)
+            page.goto(url)
+            page.wait_for_selector("body[data-state=setup]", timeout=30_000)
+            assert page.eval_on_selector_all("#opponents select", "ss => ss.map(s => s.value)") == ["ppo-classic"] * 3
+            page.click("#start")
+            page.wait_for_function(idle, timeout=30_000)
+            game = page.url.split("game=")[1].split("&")[0]
+            hand = page.eval_on_selector_all("#hand button.card", "bs => bs.map(b => b.dataset.card)")
+            assert len(hand) == 13 and page.evaluate("document.body.dataset.phase") == "pass"
+            for card in hand[:3]:
+                page.locator(f'#hand button[data-card="{card}"]').click(position={"x": 7, "y": 14}, force=True)
+            page.click("#pass-confirm")
+            played = []
+            for _ in range(4):
+                page.wait_for_function(idle, timeout=30_000)
+                legal = page.eval_on_selector_all("#hand button.card.legal", "bs => bs.map(b => b.dataset.card)")
+                assert legal and page.evaluate("document.body.dataset.phase") == "play"
+                page.locator(f'#hand button[data-card="{legal[0]}"]').click(position={"x": 7, "y": 14}, force=True)
+                page.wait_for_function(
+                    "card => document.body.dataset.state !== 'your-turn' ||"
+                    " ![...document.querySelectorAll('#hand button.card')].some(b => b.dataset.card === card)",
+                    arg=legal[0], timeout=30_000)
+                played.append(legal[0])
+            page.wait_for_function(idle, timeout=30_000)
+            log = page.eval_on_selector_all("#log li", "ls => ls.map(l => l.textContent)")
+            assert any(line.startswith(("West plays", "North plays", "East plays")) for line in log), log[-10:]
+            left = page.eval_on_selector_all("#hand button.card", "bs => bs.map(b => b.dataset.card)")
+            page.reload()  # the game is in the browser's storage: a reload continues it
+            page.wait_for_function(idle, timeout=30_000)
+            assert game in page.url
+            assert page.eval_on_selector_all("#hand button.card", "bs => bs.map(b => b.dataset.card)") == left
+            stored = page.evaluate("JSON.parse(localStorage.getItem('hearts-lab-local-games'))")
+            assert stored == [game]
+            browser.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert not errors, errors
+    assert not api_requests, f"requests to the API reached the network: {api_requests[:3]}"
