@@ -231,7 +231,8 @@ class ActRoute:
     """ASGI middleware: ``POST /api/v1/act`` answered straight from the service, without FastAPI's
     per-request machinery (its dependency solving, the body model's validation, the response's
     encoding), which costs about as much of the server's process as the decision itself. It sits
-    inside :class:`BodyLimit`, so the body it reads is bounded in size and nesting. A body of the
+    inside :class:`BodyLimit`, so the body it reads is bounded in size and nesting. Beyond the
+    service's bound on calls in flight it answers 503 before it reads the body as JSON. A body of the
     documented shape (a JSON object of exactly ``agent``, a text of at most 200 characters, and
     ``record``, an object, sent as ``application/json``) goes to ``service.act``; anything else goes
     on to the FastAPI route (:class:`Act`), whose validation answers as it does for every route. The
@@ -251,6 +252,12 @@ class ActRoute:
                 return
             body += message.get("body", b"")
             more = message.get("more_body", False)
+        try:
+            self.service.refuse_if_busy()  # (before the body is read as JSON: a refusal costs little)
+        except BotError as err:
+            response = JSONResponse({"detail": err.detail}, status_code=err.status, headers=err.headers)
+            await response(scope, receive, send)
+            return
         call = self._call(scope, bytes(body))
         if call is None:
             replayed = False

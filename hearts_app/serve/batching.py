@@ -265,12 +265,8 @@ class BotService:
     async def act(self, spec: Any, record: Any) -> dict[str, Any]:
         """The answer to one call, decided in a batch with the calls of the same agent queued with
         it; raises :class:`BotError` (a refusal, a 503 when busy, a 504 past the time limit)."""
-        self._bind()
+        self.refuse_if_busy()
         self.bots.check_spec(spec)
-        if self._pending >= self.max_pending:
-            raise BotError(503, f"the bots are busy: {self._pending} calls are in flight, the most this server takes "
-                                f"(--max-pending {self.max_pending}); retry after {RETRY_AFTER} s",
-                           headers={"Retry-After": str(RETRY_AFTER)})
         deadline = None
         if spec in self.slow and self.search_time_limit is not None:
             self._refuse_a_search_that_cannot_finish(spec)
@@ -289,6 +285,15 @@ class BotService:
         if isinstance(answer, BotError):
             raise answer
         return answer
+
+    def refuse_if_busy(self) -> None:
+        """The 503 of a call beyond ``max_pending`` calls in flight (raised; checked before anything
+        else of the call is read, so a refusal costs as little as possible)."""
+        self._bind()
+        if self._pending >= self.max_pending:
+            raise BotError(503, f"the bots are busy: {self._pending} calls are in flight, the most this server takes "
+                                f"(--max-pending {self.max_pending}); retry after {RETRY_AFTER} s",
+                           headers={"Retry-After": str(RETRY_AFTER)})
 
     def _refuse_a_search_that_cannot_finish(self, spec: str) -> None:
         """503 at once when the searches queued and running ahead of this one already take longer than the

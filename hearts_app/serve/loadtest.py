@@ -4,10 +4,10 @@
 
 starts ``hearts serve`` on 127.0.0.1 (a free port, a temporary games folder; ``--workers`` and
 ``--max-pending`` passed on) in a subprocess, then for each agent and each number of calls in flight
-N of ``--in-flight``: sends ``--requests`` calls to ``POST /api/v1/act``, N at a time (each of N
-clients sends its next call as soon as it has an answer, a 503 included), with seat records of real
-games; meanwhile one client asks ``GET /api/v1/agents`` and another plays a game against the agent
-(``/api/v1/games``), one request after the other, to show what the other routes' latency is under
+N of ``--in-flight``: sends ``--requests`` calls to ``POST /api/v1/act`` from N clients, with seat
+records of real games (each client sends its next call as soon as it has an answer; after a 503, once
+the answer's Retry-After has passed, as a game app should, or at once with ``--ignore-retry-after``); meanwhile one client asks ``GET /api/v1/agents`` and another plays a game against the agent
+(``/api/v1/games``, a move every 50 ms at most), to show what the other routes' latency is under
 that load. Then it plays ``--games`` games at once to their end against three copies of the agent
 (the client sends the first legal card at each of your decisions) and checks that no game lost a
 move: every finished game's record replays through the engine to the scores the server reported,
@@ -109,6 +109,7 @@ class Timer:
         self.errors = 0
         self.first_error: str | None = None
         self.start = self.end = 0.0
+        self.retry_after = 0.0  # the Retry-After of the last 503, in seconds
 
     async def request(self, session: aiohttp.ClientSession, method: str, url: str, data: bytes | None = None,
                       ok: tuple[int, ...] = (200, 201)) -> tuple[int, Any]:
@@ -118,6 +119,11 @@ class Timer:
         try:
             async with session.request(method, url, data=data, headers=headers) as response:
                 status, body = response.status, await response.read()
+                if status == 503:
+                    try:
+                        self.retry_after = float(response.headers.get("Retry-After", "1"))
+                    except ValueError:
+                        self.retry_after = 1.0
         except (aiohttp.ClientError, asyncio.TimeoutError) as err:
             self.errors += 1
             self.first_error = self.first_error or f"{method} {url}: {type(err).__name__}: {err}"
@@ -156,10 +162,10 @@ def row(agent: str, path: str, in_flight: int, latencies: list[float], refused: 
             "first_error": first_error}
 
 
-async def play_game(session, timer: Timer, agent: str, seed: int, stop: asyncio.Event | None = None
-                    ) -> dict[str, Any] | None:
-    """One game to its end (or until ``stop`` is set: then None); returns its id, final scores and
-    the cards sent, by hand."""
+async def play_game(session, timer: Timer, agent: str, seed: int, stop: asyncio.Event | None = None,
+                    pause: float = 0.0) -> dict[str, Any] | None:
+    """One game to its end (or until ``stop`` is set: then None), ``pause`` seconds between moves;
+    returns its id, final scores and the cards sent, by hand."""
     status, view = await timer.request(session, "POST", "/api/v1/games",
                                        json.dumps({"preset": "classic", "opponents": [agent] * 3,
                                                    "seed": seed}).encode())
@@ -169,6 +175,8 @@ async def play_game(session, timer: Timer, agent: str, seed: int, stop: asyncio.
     while view["game_over"] is None:
         if stop is not None and stop.is_set():
             return None
+        if pause:
+            await asyncio.sleep(pause)
         card = view["legal"][0]
         hand = view["hand_number"]
         status, answer = await timer.request(session, "POST", f"/api/v1/games/{view['id']}/play",
@@ -180,14 +188,18 @@ async def play_game(session, timer: Timer, agent: str, seed: int, stop: asyncio.
     return {"id": view["id"], "scores": view["game_over"]["scores"], "sent": sent}
 
 
-async def act_calls(session, timer: Timer, bodies: list[bytes], count: int, in_flight: int) -> None:
-    """``count`` calls to /api/v1/act, ``in_flight`` at a time (each client sends its next call as soon
-    as it has an answer)."""
+async def act_calls(session, timer: Timer, bodies: list[bytes], count: int, in_flight: int,
+                    honour_retry_after: bool = True) -> None:
+    """``count`` calls to /api/v1/act from ``in_flight`` clients, each sending its next call as soon
+    as it has an answer; after a 503 it first waits the answer's Retry-After, as a game app should
+    (unless ``honour_retry_after`` is False: then at once too)."""
     queue = iter(range(count))
 
     async def client():
         for i in queue:
-            await timer.request(session, "POST", "/api/v1/act", bodies[i % len(bodies)])
+            status, _ = await timer.request(session, "POST", "/api/v1/act", bodies[i % len(bodies)])
+            if status == 503 and honour_retry_after:
+                await asyncio.sleep(timer.retry_after)
 
     timer.start = time.perf_counter()
     await asyncio.gather(*(client() for _ in range(in_flight)))
@@ -204,12 +216,14 @@ async def probe(session, timer: Timer, stop: asyncio.Event, pause: float = 0.01)
     timer.end = time.perf_counter()
 
 
-async def games_meanwhile(session, timer: Timer, agent: str, stop: asyncio.Event) -> None:
-    """Games against the agent, one request after the other, until ``stop`` (a game left unfinished)."""
+async def games_meanwhile(session, timer: Timer, agent: str, stop: asyncio.Event, pause: float = 0.05) -> None:
+    """Games against the agent, one move every ``pause`` seconds at most (a quick player, not a flood:
+    each move also plays the opponents' cards in the server's process), until ``stop`` (a game left
+    unfinished)."""
     timer.start = time.perf_counter()
     seed = 10_000
     while not stop.is_set():
-        await play_game(session, timer, agent, seed, stop)
+        await play_game(session, timer, agent, seed, stop, pause)
         seed += 1
     timer.end = time.perf_counter()
 
@@ -247,7 +261,8 @@ def session_for(url: str, connections: int) -> aiohttp.ClientSession:
 
 
 async def run_agent(url: str, agent: str, in_flight: list[int], requests: int, games: int,
-                    bodies: list[bytes], folder: Path, say=None) -> tuple[list[dict[str, Any]], int]:
+                    bodies: list[bytes], folder: Path, say=None, honour_retry_after: bool = True
+                    ) -> tuple[list[dict[str, Any]], int]:
     """The rows of one agent, and the number of games checked."""
     rows: list[dict[str, Any]] = []
     async with session_for(url, max(in_flight) + 2) as session:
@@ -257,7 +272,7 @@ async def run_agent(url: str, agent: str, in_flight: list[int], requests: int, g
             side = [asyncio.create_task(probe(session, agents, stop)),
                     asyncio.create_task(games_meanwhile(session, game, agent, stop))]
             try:
-                await act_calls(session, act, bodies, requests, level)
+                await act_calls(session, act, bodies, requests, level, honour_retry_after)
             finally:
                 stop.set()
                 await asyncio.gather(*side)
@@ -319,6 +334,9 @@ def main(argv: list[str] | None = None) -> int:
                                                               "agent (default %(default)s)")
     parser.add_argument("--workers", type=int, help="hearts serve --workers (default: the server's, the number of cores)")
     parser.add_argument("--max-pending", type=int, help="hearts serve --max-pending (default: the server's)")
+    parser.add_argument("--ignore-retry-after", action="store_true",
+                        help="a client refused with 503 sends its next call at once (default: after the "
+                             "Retry-After the server gave, as a game app should)")
     parser.add_argument("--json", action="store_true", help="print the results as one JSON object instead of a table")
     parser.add_argument("--timeout", type=float, default=900, help="seconds for the whole run (default %(default)s)")
     args = parser.parse_args(argv)
@@ -348,7 +366,7 @@ def main(argv: list[str] | None = None) -> int:
                     for agent in agents:
                         bodies = [json.dumps({"agent": agent, "record": r}).encode() for r in seat_records]
                         got, games = await run_agent(url, agent, args.in_flight, args.requests, args.games, bodies,
-                                                     folder / "replays", say)
+                                                     folder / "replays", say, not args.ignore_retry_after)
                         rows.extend(got)
                         checked += games
 
@@ -365,7 +383,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps({"cpus": os.cpu_count(), "agents": agents, "in_flight": args.in_flight,
                           "requests": args.requests, "games": args.games, "workers": args.workers,
-                          "max_pending": args.max_pending, "rows": rows, "games_checked": checked,
+                          "max_pending": args.max_pending, "honour_retry_after": not args.ignore_retry_after,
+                          "rows": rows, "games_checked": checked,
                           "check": check}, indent=1))
     else:
         print(check)
