@@ -124,15 +124,15 @@ def log_lines(page) -> list[str]:
 
 
 def touch_card(page, card: str, phone: bool, checked: bool = True) -> None:
-    """A tap (phone) or click (desktop) on a card's visible corner: the hand is fanned, so a card's
-    middle may lie under its neighbour. ``checked``: Playwright first waits until the card is
-    still and makes sure it is the card under the pointer (a few tenths of a second a card; the
+    """A tap (phone) or click (desktop) on a card's index in its corner (rank and suit), the part of
+    a fanned card its neighbour leaves visible. ``checked``: Playwright first waits until the card
+    is still and makes sure it is the card under the pointer (a few tenths of a second a card; the
     whole games skip it after the first hand, to keep the test short)."""
-    card_button = page.locator(f'#hand button[data-card="{card}"]')
+    corner = page.locator(f'#hand button[data-card="{card}"] .corner')
     if phone:
-        card_button.tap(position={"x": 7, "y": 14}, force=not checked)
+        corner.tap(force=not checked)
     else:
-        card_button.click(position={"x": 7, "y": 14}, force=not checked)
+        corner.click(force=not checked)
 
 
 def typed_name(card: str) -> str:

@@ -762,7 +762,7 @@ async function replay(view, events) {
         s.hand = [...view.hand];
         s.received = e.received;
         renderHand(view, false);
-        setStatus(`${line[0]}.`);
+        setStatus(`You received ${cardsText(e.received)}${e.from === null || e.from === undefined ? "" : ` from ${shortName(view, e.from)}`}.`);
         await sleep(state.delay * 1.5);
         break;
       case "hand_scored": {
