@@ -7,6 +7,7 @@ A FastAPI application (``app.create_app``) served by uvicorn (``hearts_app.serve
   loop), saved as a play record after every change and resumed from it after a restart;
 * ``view``: what the human (seat 0) may see of a game, as JSON: a whitelist, never another hand;
 * ``bots``: the bots-as-a-service endpoints (``/api/v1/agents``, ``/api/v1/act`` on seat records);
+* ``replicas``: ``hearts serve --backend ray``, the bots API on Ray Serve replicas (``docs/cluster.md``);
 * ``static/``: the page (no build step, nothing from a CDN);
 * ``loadtest``: ``python -m hearts_app.serve.loadtest``, requests/s and latency of the API.
 
