@@ -834,7 +834,7 @@ async function confirmPass() {
   clearMessage();
   setStatus(`Passing ${picks.map(cardSymbol).join(" ")} ${passWords(view, view.pass.direction, view.pass.to)}…`);
   state.shown.hand = state.shown.hand.filter((c) => !picks.includes(c));
-  renderPass(view);
+  $("pass-panel").hidden = true; // the status says what is being passed
   renderHand(view, false);
   try {
     let next = null;
