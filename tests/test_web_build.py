@@ -10,7 +10,8 @@ JavaScript (clients/js/src/local_api.js).
   are the same, the options and the error answers equal;
 * in headless Chromium (Playwright, the system's chromium), the build served by Python's http.server
   plays: a classic game against the exported ppo-classic (onnxruntime-web), passing, a few cards, a
-  reload that continues the game.
+  reload that continues the game; and (slow) a whole quick game against the random agent to the game
+  over dialog, its record downloaded from the page's link.
 
 Each skips with a reason where node, chromium, Playwright or onnxruntime-web are missing.
 """
@@ -248,14 +249,14 @@ def test_static_build_plays_in_chromium(site, tmp_path):
             hand = page.eval_on_selector_all("#hand button.card", "bs => bs.map(b => b.dataset.card)")
             assert len(hand) == 13 and page.evaluate("document.body.dataset.phase") == "pass"
             for card in hand[:3]:
-                page.locator(f'#hand button[data-card="{card}"]').click(position={"x": 7, "y": 14}, force=True)
+                type_card(page, card)
             page.click("#pass-confirm")
             played = []
             for _ in range(4):
                 page.wait_for_function(idle, timeout=30_000)
                 legal = page.eval_on_selector_all("#hand button.card.legal", "bs => bs.map(b => b.dataset.card)")
                 assert legal and page.evaluate("document.body.dataset.phase") == "play"
-                page.locator(f'#hand button[data-card="{legal[0]}"]').click(position={"x": 7, "y": 14}, force=True)
+                type_card(page, legal[0])
                 page.wait_for_function(
                     "card => document.body.dataset.state !== 'your-turn' ||"
                     " ![...document.querySelectorAll('#hand button.card')].some(b => b.dataset.card === card)",
@@ -277,3 +278,78 @@ def test_static_build_plays_in_chromium(site, tmp_path):
         server.server_close()
     assert not errors, errors
     assert not api_requests, f"requests to the API reached the network: {api_requests[:3]}"
+
+
+def type_card(page, card: str) -> None:
+    """Choose or play a card by the keyboard, as a person types it ("qs", "10h", Enter)."""
+    page.keyboard.type((("10" if card[0] == "T" else card[0]) + card[1]).lower())
+    page.keyboard.press("Enter")
+
+
+@pytest.mark.slow
+def test_static_build_plays_a_whole_quick_game_in_chromium(site, tmp_path):
+    """A whole quick game (to 50) against the random agent, at the fastest pace: the hand summaries,
+    the game over dialog and the record, downloaded from the page's link with no server."""
+    if CHROMIUM is None:
+        pytest.skip("chromium is not installed (scripts/setup_clients.sh installs it); the browser test needs it")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    out, _ = site
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(out)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/?fast=1"
+    idle = "['your-turn', 'over', 'dialog'].includes(document.body.dataset.state)"
+    errors: list[str] = []
+    summaries = plays = 0
+    try:
+        with sync_api.sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu",
+                                                                        "--disable-dev-shm-usage"])
+            page = browser.new_page(viewport={"width": 1280, "height": 800}, accept_downloads=True)
+            page.on("pageerror", lambda err: errors.append(str(err)))
+            page.goto(url)
+            page.wait_for_selector("body[data-state=setup]", timeout=30_000)
+            page.select_option("#preset", "quick")
+            assert page.eval_on_selector_all("#opponents select", "ss => ss.map(s => s.value)") == ["random"] * 3
+            page.click("#start")
+            for _ in range(600):
+                page.wait_for_function(idle, timeout=30_000)
+                state = page.evaluate("document.body.dataset.state")
+                if state == "over":
+                    break
+                if state == "dialog":
+                    page.click("#summary-next")
+                    summaries += 1
+                    continue
+                hand = page.eval_on_selector_all("#hand button.card", "bs => bs.map(b => b.dataset.card)")
+                if page.evaluate("document.body.dataset.phase") == "pass":
+                    for card in hand[:3]:
+                        type_card(page, card)
+                    page.click("#pass-confirm")
+                    page.wait_for_function("document.body.dataset.phase !== 'pass' || document.body.dataset.state !== 'your-turn'",
+                                           timeout=30_000)
+                    continue
+                legal = page.eval_on_selector_all("#hand button.card.legal", "bs => bs.map(b => b.dataset.card)")
+                type_card(page, legal[-1])
+                page.wait_for_function(
+                    "card => document.body.dataset.state !== 'your-turn' ||"
+                    " ![...document.querySelectorAll('#hand button.card')].some(b => b.dataset.card === card)",
+                    arg=legal[-1], timeout=30_000)
+                plays += 1
+            assert page.evaluate("document.body.dataset.state") == "over"
+            sync_api.expect(page.locator("#gameover")).to_be_visible()
+            game = page.url.split("game=")[1].split("&")[0]
+            view = page.evaluate(f"fetch('api/v1/games/{game}').then(r => r.json())")
+            assert view["phase"] == "over" and max(view["scores"]) >= 50
+            shown = [int(x) for x in page.locator("#gameover td:nth-child(3)").all_inner_texts()]
+            assert shown == view["scores"]
+            with page.expect_download() as download:
+                page.click("#record-link-over")
+            record = json.loads(Path(download.value.path()).read_text())
+            assert record["type"] == "game" and record["scores"] == view["scores"]
+            assert len(record["hands"]) == summaries + 1 == view["hand_number"] + 1
+            browser.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert not errors, errors
+    assert plays >= 13 * (summaries + 1) - 1
