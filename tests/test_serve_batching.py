@@ -326,7 +326,10 @@ def test_the_load_test_reports_rates_percentiles_errors_and_503s():
     empty = loadtest.row("hard", "agents", 1, [], [], 0, 0.0)
     assert empty["p50_ms"] is None and empty["per_second"] == 0.0
     table = loadtest.format_rows([r, empty])
-    assert "calls/s" in table and "503s" in table and table.count("\n") == 2
+    assert "calls/s" in table and "503s" in table and "wrk cpu" in table and table.count("\n") == 2
+    cpu = loadtest.row("hard", "act", 4, [0.001] * 3, [0.001], 0, 1.0, cpu={"server": 0.004, "workers": 0.008,
+                                                                          "client": 0.002})
+    assert (cpu["cpu_server_ms"], cpu["cpu_workers_ms"], cpu["cpu_client_ms"]) == (1.0, 2.0, 0.5)
     assert loadtest.parse_in_flight("1, 16,64") == [1, 16, 64]
     for bad in ("", "0", "a", "1,99999"):
         with pytest.raises(Exception):
@@ -344,4 +347,11 @@ def test_the_load_test_runs_against_a_real_server_and_loses_no_move(capsys):
     assert {("act", 1), ("act", 8), ("agents", 8), ("games", 8), ("2 games", 2)} <= paths
     act = [r for r in report["rows"] if r["path"] == "act"]
     assert all(r["answered"] == 40 and r["errors"] == 0 and r["per_second"] > 0 for r in act)
+    assert all(r["cpu_workers_ms"] > 0 and r["cpu_server_ms"] > 0 for r in act)  # (the workers are found)
     assert report["games_checked"] == 2 and report["check"].startswith("no move lost")
+
+
+def test_the_breakdown_says_where_a_workers_time_per_call_goes(play_records):
+    parts = loadtest.breakdown(["hard"], play_records[:4], sizes=(1, 2))
+    assert [(p["agent"], p["batch"]) for p in parts] == [("hard", 1), ("hard", 2)]
+    assert all(p[k] > 0 for p in parts for k in ("parse_ms", "replay_ms", "agent_ms", "act_batch_ms"))

@@ -15,8 +15,10 @@ with all 52 cards of every hand played and every card the client sent in it.
 
 For each agent, path (``act``, ``agents``, ``games``) and number in flight it reports the calls
 per second, the p50, p95 and p99 latency of the answered calls (200 and 201), the errors (any other
-status but 503) and the 503s (refused because the server is busy), with the latency of the 503s:
-a table, or JSON with ``--json``. The client is aiohttp (a fraction of a millisecond of CPU per
+status but 503) and the 503s (refused because the server is busy), with the latency of the 503s,
+and for ``act`` the CPU time per call of the server's process (HTTP, JSON, the queues), of its
+workers (parse, replay, agent) and of this client (from /proc, on Linux): a table, or JSON with
+``--json``. The client is aiohttp (a fraction of a millisecond of CPU per
 call: it shares the cores with the server). Everything is bounded: the calls, the games, and
 ``--timeout`` seconds for the whole run (exit code 1 when it is exceeded or a check fails).
 """
@@ -42,10 +44,12 @@ import aiohttp  # the load test's client (the serve and test extras)
 import numpy as np
 
 from export.situations import sample_records
+from hearts_env import seat_record
 from hearts_env.rules import Rules
 
 from ..session import records
 from ..session.match import Match
+from .bots import Bots, decide_in_blocks
 
 #: The default sweep of /api/v1/act calls in flight.
 IN_FLIGHT = (1, 16, 64, 256)
@@ -61,11 +65,39 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def cpu_seconds(pid: int) -> tuple[float, float] | None:
+    """CPU seconds (user + system) used so far by process ``pid`` and by its descendants, read from
+    /proc (Linux); None elsewhere or when it is gone."""
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+    def own(p: int) -> float:
+        fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / tick
+
+    def children(p: int) -> list[int]:
+        out = []
+        for task in Path(f"/proc/{p}/task").iterdir():
+            with contextlib.suppress(OSError):
+                out += [int(c) for c in (task / "children").read_text().split()]
+        return out
+
+    try:
+        main, rest, stack = own(pid), 0.0, children(pid)
+        while stack:
+            child = stack.pop()
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                rest += own(child)
+                stack += children(child)
+        return main, rest
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 @contextlib.contextmanager
 def server(agents: list[str], games_dir: Path, startup: float = 900.0, workers: int | None = None,
            max_pending: int | None = None):
-    """``hearts serve`` in a subprocess; yields its base URL once it answers (it answers only once
-    its agents are made and its workers warm)."""
+    """``hearts serve`` in a subprocess; yields its base URL and process id once it answers (it
+    answers only once its agents are made and its workers warm)."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     command = [sys.executable, "-m", "hearts_app", "serve", "--host", "127.0.0.1", "--port", str(port),
@@ -90,7 +122,7 @@ def server(agents: list[str], games_dir: Path, startup: float = 900.0, workers: 
                 if time.monotonic() > deadline:
                     raise LoadTestError(f"hearts serve did not answer within {startup:.0f} s")
                 time.sleep(0.2)
-            yield url
+            yield url, process.pid
         finally:
             process.terminate()
             try:
@@ -141,24 +173,28 @@ class Timer:
         except ValueError:
             return status, None
 
-    def row(self, agent: str, path: str, in_flight: int) -> dict[str, Any]:
+    def row(self, agent: str, path: str, in_flight: int, cpu: dict[str, float] | None = None) -> dict[str, Any]:
         return row(agent, path, in_flight, self.latencies, self.refused, self.errors, self.end - self.start,
-                   self.first_error)
+                   self.first_error, cpu)
 
 
 def row(agent: str, path: str, in_flight: int, latencies: list[float], refused: list[float], errors: int,
-        seconds: float, first_error: str | None = None) -> dict[str, Any]:
+        seconds: float, first_error: str | None = None, cpu: dict[str, float] | None = None) -> dict[str, Any]:
     """One line of the report: calls answered per second (200/201 only), their p50/p95/p99 in ms,
-    errors, 503s (and the p99 of the 503s' latency)."""
+    errors, 503s (and the p99 of the 503s' latency); ``cpu``: CPU seconds spent meanwhile by the
+    server's process, its workers and this client, reported in ms per request sent."""
     lat = np.asarray(latencies, dtype=float) * 1000
 
     def pct(values: np.ndarray, q: float) -> float | None:
         return round(float(np.percentile(values, q)), 2) if len(values) else None
 
+    sent = len(lat) + len(refused) + errors
+    per_call = {f"cpu_{k}_ms": (round(v * 1000 / sent, 3) if sent else None) for k, v in (cpu or {}).items()}
     return {"agent": agent, "path": path, "in_flight": in_flight, "answered": len(lat),
             "seconds": round(seconds, 3), "per_second": round(len(lat) / seconds, 1) if seconds > 0 else 0.0,
             "p50_ms": pct(lat, 50), "p95_ms": pct(lat, 95), "p99_ms": pct(lat, 99), "errors": errors,
             "refused_503": len(refused), "refused_p99_ms": pct(np.asarray(refused, dtype=float) * 1000, 99),
+            "cpu_server_ms": None, "cpu_workers_ms": None, "cpu_client_ms": None, **per_call,
             "first_error": first_error}
 
 
@@ -260,9 +296,18 @@ def session_for(url: str, connections: int) -> aiohttp.ClientSession:
     return aiohttp.ClientSession(base_url=url, connector=connector, timeout=aiohttp.ClientTimeout(total=120))
 
 
+def cpu_now(server_pid: int | None) -> dict[str, float] | None:
+    """CPU seconds so far: the server's process, its workers, this client (None without /proc)."""
+    served = cpu_seconds(server_pid) if server_pid is not None else None
+    if served is None:
+        return None
+    mine = os.times()
+    return {"server": served[0], "workers": served[1], "client": mine.user + mine.system}
+
+
 async def run_agent(url: str, agent: str, in_flight: list[int], requests: int, games: int,
-                    bodies: list[bytes], folder: Path, say=None, honour_retry_after: bool = True
-                    ) -> tuple[list[dict[str, Any]], int]:
+                    bodies: list[bytes], folder: Path, say=None, honour_retry_after: bool = True,
+                    server_pid: int | None = None) -> tuple[list[dict[str, Any]], int]:
     """The rows of one agent, and the number of games checked."""
     rows: list[dict[str, Any]] = []
     async with session_for(url, max(in_flight) + 2) as session:
@@ -271,12 +316,15 @@ async def run_agent(url: str, agent: str, in_flight: list[int], requests: int, g
             stop = asyncio.Event()
             side = [asyncio.create_task(probe(session, agents, stop)),
                     asyncio.create_task(games_meanwhile(session, game, agent, stop))]
+            before = cpu_now(server_pid)
             try:
                 await act_calls(session, act, bodies, requests, level, honour_retry_after)
             finally:
+                after = cpu_now(server_pid)
                 stop.set()
                 await asyncio.gather(*side)
-            rows += [act.row(agent, "act", level), agents.row(agent, "agents", level),
+            cpu = {k: after[k] - before[k] for k in after} if before and after else None
+            rows += [act.row(agent, "act", level, cpu), agents.row(agent, "agents", level),
                      game.row(agent, "games", level)]
             if say is not None:
                 say(format_rows(rows[-3:], header=False))
@@ -294,9 +342,11 @@ async def run_agent(url: str, agent: str, in_flight: list[int], requests: int, g
 
 COLUMNS = [("agent", 13, "s"), ("path", 9, "s"), ("in_flight", 9, "d"), ("answered", 8, ",d"), ("per_second", 7, ".0f"),
            ("p50_ms", 7, ".1f"), ("p95_ms", 7, ".1f"), ("p99_ms", 7, ".1f"), ("errors", 6, "d"),
-           ("refused_503", 7, "d"), ("refused_p99_ms", 8, ".1f")]
+           ("refused_503", 7, "d"), ("refused_p99_ms", 8, ".1f"), ("cpu_server_ms", 7, ".2f"),
+           ("cpu_workers_ms", 7, ".2f"), ("cpu_client_ms", 7, ".2f")]
 HEADINGS = {"in_flight": "in flight", "per_second": "calls/s", "p50_ms": "p50 ms", "p95_ms": "p95 ms",
-            "p99_ms": "p99 ms", "refused_503": "503s", "refused_p99_ms": "503 p99"}
+            "p99_ms": "p99 ms", "refused_503": "503s", "refused_p99_ms": "503 p99", "cpu_server_ms": "srv cpu",
+            "cpu_workers_ms": "wrk cpu", "cpu_client_ms": "cli cpu"}
 
 
 def format_rows(rows: list[dict[str, Any]], header: bool = True) -> str:
@@ -310,6 +360,39 @@ def format_rows(rows: list[dict[str, Any]], header: bool = True) -> str:
     for r in rows:
         lines.append(" ".join(cell(r[name], w, spec) for name, w, spec in COLUMNS))
     return "\n".join(lines)
+
+
+def breakdown(agents: list[str], seat_records: list[dict], sizes: tuple[int, ...] = (1, 64)) -> list[dict[str, Any]]:
+    """Where a worker's time per call goes, in this process (no server, torch on one thread as in a
+    worker): parsing the record, replaying it (``seat_record.encode_batch``), the agent's decision
+    (``decide_in_blocks``) and the whole ``Bots.act_batch``, in ms per call, deciding the records in
+    batches of each of ``sizes`` calls (64 batches each)."""
+    bots = Bots(agents)
+    out = []
+    for spec in agents:
+        torch = sys.modules.get("torch")  # (when a policy loaded it)
+        if torch is not None:
+            torch.set_num_threads(1)
+        for size in sizes:
+            batches = [seat_records[i:i + size] for i in range(0, len(seat_records), size)][:64]
+            bots.act_batch([(spec, r) for r in batches[0]])  # (made, compiled)
+            agent = bots.cache.get(spec, seat_record.parse(batches[0][0]).rules)[0]
+            times = dict.fromkeys(("parse", "replay", "agent", "act_batch"), 0.0)
+            for batch in batches:
+                t0 = time.perf_counter()
+                parsed = [seat_record.parse(r) for r in batch]
+                t1 = time.perf_counter()
+                observation, mask, _ = seat_record.encode_batch(parsed)
+                t2 = time.perf_counter()
+                decide_in_blocks(agent, observation, mask)
+                t3 = time.perf_counter()
+                bots.act_batch([(spec, r) for r in batch])
+                t4 = time.perf_counter()
+                for key, seconds in zip(times, (t1 - t0, t2 - t1, t3 - t2, t4 - t3)):
+                    times[key] += seconds
+            calls = sum(len(b) for b in batches)
+            out.append({"agent": spec, "batch": size, **{f"{k}_ms": round(v * 1000 / calls, 3) for k, v in times.items()}})
+    return out
 
 
 def parse_in_flight(text: str) -> list[int]:
@@ -339,12 +422,25 @@ def main(argv: list[str] | None = None) -> int:
                              "Retry-After the server gave, as a game app should)")
     parser.add_argument("--json", action="store_true", help="print the results as one JSON object instead of a table")
     parser.add_argument("--timeout", type=float, default=900, help="seconds for the whole run (default %(default)s)")
+    parser.add_argument("--breakdown", action="store_true",
+                        help="instead of the load test: where a worker's time per call goes (parse, replay, agent, "
+                             "the whole act_batch) at batches of 1 and 64 calls, in this process")
     args = parser.parse_args(argv)
     agents = [a.strip() for a in args.agent.split(",") if a.strip()]
     if not agents or args.games < 1 or args.requests < 1:
         parser.error("--agent, --games and --requests need at least one")
     say = None if args.json else (lambda text: print(text, flush=True))
     seat_records = sample_records(Rules.preset("classic"), 400, seed=0, games=8)
+    if args.breakdown:
+        parts = breakdown(agents, seat_records)
+        if args.json:
+            print(json.dumps(parts, indent=1))
+        else:
+            for part in parts:
+                print(f"{part['agent']:<13} batch {part['batch']:>3}: parse {part['parse_ms']:.3f}, replay "
+                      f"{part['replay_ms']:.3f}, agent {part['agent_ms']:.3f}, act_batch {part['act_batch_ms']:.3f} "
+                      "ms per call")
+        return 0
     rows: list[dict[str, Any]] = []
     checked = 0
     started = time.monotonic()
@@ -354,7 +450,7 @@ def main(argv: list[str] | None = None) -> int:
         (folder / "replays").mkdir()
         try:
             with server(agents, folder / "games", startup=args.timeout, workers=args.workers,
-                        max_pending=args.max_pending) as url:
+                        max_pending=args.max_pending) as (url, pid):
                 if say is not None:
                     say(f"hearts serve at {url} (started in {time.monotonic() - started:.1f} s); {args.requests} "
                         f"act calls per agent and number in flight, {args.games} games at once per agent; "
@@ -366,7 +462,7 @@ def main(argv: list[str] | None = None) -> int:
                     for agent in agents:
                         bodies = [json.dumps({"agent": agent, "record": r}).encode() for r in seat_records]
                         got, games = await run_agent(url, agent, args.in_flight, args.requests, args.games, bodies,
-                                                     folder / "replays", say, not args.ignore_retry_after)
+                                                     folder / "replays", say, not args.ignore_retry_after, pid)
                         rows.extend(got)
                         checked += games
 
