@@ -10,9 +10,10 @@ desktop (1280x800), at the fastest pace (``?fast=1``: the bots' cards are replay
   round the table seat by seat; the status never says "Your turn" while another seat is marked;
 * the hand summary dialog ("Next hand"), the scores, the game over dialog, the record, "New game";
 * a reload mid-game continues the game and keeps the log (localStorage);
-* the desktop also plays by keyboard, asks before leaving a game in progress, shows the pace (a
-  bot's turn stays marked while it "thinks") and the four-colour deck; the phone hides the keyboard
-  help (touch screen);
+* the desktop also plays by keyboard, asks before leaving a game in progress, shows the pace (at
+  "fast", West stays marked at least 250 ms before its card), reloads while the bots' cards are
+  being shown (the log then holds each card once: what was not shown yet is added) and switches
+  to the four-colour deck; the phone hides the keyboard help (touch screen);
 * the layout: nothing overlaps (bounding boxes of the hand's cards, the trick's places, the seat
   labels and the status) at 390 and 1280 px, and at 320 px, with no horizontal scroll.
 
@@ -377,11 +378,23 @@ def play_whole_game(page, server: str, phone: bool, shots: Path) -> dict:
             seen["keys"] += 1
         if pace:
             expect(page.locator("#trick .slot[data-pos=south] .card")).to_have_attribute("data-card", card)
-            wait_idle(page)
+            page.wait_for_function("document.body.dataset.turn === '2'")  # West has played, North is marked
             turns = page.evaluate("window.__turns")
-            start = next(t for s, _, t, _ in turns[::-1] if s == "1")  # West marked ...
-            end = next(t for s, _, t, _ in turns if s == "2" and t > start)  # ... until North's turn
+            k = max(i for i, x in enumerate(turns) if x[0] != "2") + 1  # North marked from turns[k] on,
+            assert turns[k - 1][0] == "1", turns[-6:]
+            j = max(i for i, x in enumerate(turns[:k]) if x[0] != "1") + 1  # West from turns[j] until then
+            start, end = turns[j][2], turns[k][2]
             assert end - start >= 250, (start, end)
+            # A reload while the bots' cards are being shown: what was not shown yet is logged, once.
+            before = log_lines(page)
+            page.reload()
+            wait_idle(page)
+            after = log_lines(page)
+            events = page.request.get(f"{server}/api/v1/games/{game_id}").json()["events"]
+            west = next(e["card"] for e in events if e["type"] == "played" and e["seat"] == 1)
+            assert after[:len(before)] == before and after[len(before)].startswith("Game continued")
+            assert after.count(f"West plays {symbol(west)}") == 1 and f"West plays {symbol(west)}" in before
+            assert any(line.startswith("North plays") for line in after[len(before):]), after[len(before):]
             page.select_option("#speed", "0")
             page.evaluate("document.activeElement.blur()")
             seen["paced"] = True
@@ -390,8 +403,7 @@ def play_whole_game(page, server: str, phone: bool, shots: Path) -> dict:
             " ![...document.querySelectorAll('#hand button.card')].some(b => b.dataset.card === card)",
             arg=card, timeout=TIMEOUT_MS)
         plays += 1
-        if plays == 13:
-            check_turns(page)
+    check_turns(page)  # since the last reload
     seen["plays"] = plays
     seen["id"] = game_id
     return seen

@@ -1219,6 +1219,7 @@ function setDeck(value) {
 async function continueGame(view) {
   restoreLog(view.id);
   render(view);
+  log(`Game continued (hand ${view.hand_number + 1})`, "note");
   const events = view.events || [];
   const seen = storageGet(`hearts-seen:${view.id}`);
   const from = seen && seen.sig === answerSignature(view) ? Math.min(seen.count, events.length) : events.length;
@@ -1289,7 +1290,6 @@ async function main() {
     const view = await api(`games/${encodeURIComponent(id)}`);
     state.view = view;
     await continueGame(view);
-    log(`Game continued (hand ${view.hand_number + 1})`, "note");
   } catch (err) {
     await showSetup();
     $("setup-message").textContent = `Could not continue game ${id}: ${err.message}`;
