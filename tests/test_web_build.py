@@ -8,6 +8,9 @@ JavaScript (clients/js/src/local_api.js).
   game through LocalApi and writes its answers; the FastAPI app (TestClient) plays one too, and the
   JSON shapes of the answers (keys and types of options, views by phase, events by type, refusals)
   are the same, the options and the error answers equal;
+* the local API against the server, field for field: the golden games (clients/js/test/fixtures) played
+  as the server plays a web game on the Python engine (view.py's view after every request) and through
+  LocalApi on the JavaScript engine with the same deals and opponents' cards give the same views;
 * in headless Chromium (Playwright, the system's chromium), the build served by Python's http.server
   plays: a classic game against the exported ppo-classic (onnxruntime-web), passing, a few cards, a
   reload that continues the game; and (slow) a whole quick game against the random agent to the game
@@ -28,9 +31,15 @@ import subprocess
 import threading
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from export.golden_games import variants
 from export.web import CLIENT_DIR, ORT_FILES, POLICIES_DIR, WebBuildError, build_web, find_policies
+from hearts_app.serve import view as views
+from hearts_app.session.match import Match
+from hearts_env import cards, deal, engine
+from hearts_env.rules import Rules
 
 ROOT = Path(__file__).resolve().parents[1]
 ORT_DIST = CLIENT_DIR / "node_modules" / "onnxruntime-web" / "dist"
@@ -212,6 +221,64 @@ def test_local_api_answers_as_the_server(tmp_path):
         _same_shapes(py_shapes[phase], js_shapes[phase], f"the {phase} view")
     events = {t for v in js["views"] for t in (e["type"] for e in v["events"])}
     assert {"exchanged", "played", "trick_won", "hand_scored", "hand_started", "game_over"} <= events
+
+
+def _parity_games(golden: dict) -> list[dict]:
+    """The golden games that start from zero (the page starts no game with scores) played as the server
+    plays a web game (GameStore: the agents up to seat 0's turn, seat 0's card, the agents again), on
+    the Python engine from the golden game's seed: per request, seat 0's card and view.py's view."""
+    batches = {v["name"]: v["batch"] for v in variants()}
+    out = []
+    for g in golden["games"]:
+        if any(g["start_scores"]):
+            continue
+        rules = Rules.from_dict(g["rules"])
+        seed = deal.game_seeds(g["seed"], batches[g["name"]])[g["game"]]
+        match = Match(rules, engine.init_from_seeds(rules, np.array([seed], dtype=np.uint64), 0), None)
+        opponents = ["scripted"] * (rules.num_players - 1)
+        actions = [(h["hand_number"], seat, card) for h in g["hands"] for seat, card, _ in h["actions"]]
+        at = 0
+
+        def agents_play():
+            nonlocal at
+            events = []
+            while not match.over and match.to_act != 0:
+                _, seat, card = actions[at]
+                assert seat == match.to_act
+                events += match.step(card)
+                at += 1
+            return events
+
+        steps = [{"card": None, "view": views.view("ID", match, opponents, views.public_events(agents_play(), match))}]
+        while not match.over:
+            _, seat, card = actions[at]
+            assert seat == 0
+            at += 1
+            events = match.step(card) + agents_play()
+            steps.append({"card": cards.card_text(card), "view": views.view("ID", match, opponents, views.public_events(events, match))})
+        assert at == len(actions)
+        out.append({"name": g["name"], "rules": g["rules"],
+                    "hands": [{"hand_number": h["hand_number"], "deal": h["deal"],
+                               "actions": [[s, c] for s, c, _ in h["actions"]]} for h in g["hands"]],
+                    "steps": steps})
+    return out
+
+
+def test_local_api_gives_the_servers_views_of_the_golden_games(tmp_path):
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed (the JavaScript client's tests need Node 20+)")
+    if not (CLIENT_DIR / "node_modules" / "onnxruntime-node").is_dir():
+        pytest.skip("onnxruntime-node is not installed in clients/js (scripts/setup_clients.sh installs it)")
+    golden = json.loads((CLIENT_DIR / "test" / "fixtures" / "golden_games.json").read_text())
+    games = _parity_games(golden)
+    assert len(games) >= 15 and {"classic", "quick", "two_player", "two_player_moon", "moon_shooters_choice_add"} <= {
+        g["name"] for g in games}
+    parity = tmp_path / "parity.json"
+    parity.write_text(json.dumps({"games": games}))
+    run = subprocess.run(["node", "--test", "test/local_api.test.js"], cwd=CLIENT_DIR, capture_output=True, text=True,
+                         timeout=300, env={**os.environ, "HEARTS_LOCAL_API_PARITY": str(parity)})
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+    assert re.search(r"^ok \d+ - the local API gives the server's views of the golden games", run.stdout, re.M), run.stdout[-2000:]
 
 
 # ---- in the browser --------------------------------------------------------------------------------

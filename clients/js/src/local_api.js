@@ -221,9 +221,10 @@ export function refusal(game, card, legal) {
 /**
  * One action of the seat to act, as the page's events (view.py public_events of match.py's events):
  * other seats' pass picks are left out; a scored hand that does not end the game deals the next one
- * at once, as the Python engine does. `entry.hands` gets every finished hand (for the record).
+ * at once (`dealing(rules, handNumber)`: nextHand's options), as the Python engine does. `entry.hands`
+ * gets every finished hand (for the record).
  */
-function step(entry, card) {
+function step(entry, card, dealing) {
   const g = entry.game;
   const p = g.rules.num_players;
   const trickNumber = g.tricks.length;
@@ -259,7 +260,7 @@ function step(entry, card) {
     if (hand.gameOver) {
       out.push({ type: 'game_over', winner: hand.winner >= 0 ? hand.winner : winners(hand.scores), scores: [...hand.scores] });
     } else {
-      nextHand(g, { randomBelow: entry.randomBelow });
+      nextHand(g, dealing(g.rules, g.handNumber + 1));
       const offset = offsetOf(g);
       out.push({ type: 'hand_started', hand_number: g.handNumber, pass_direction: passDirection(g.rules, g.handNumber),
         pass_to: offset ? (HUMAN + offset) % p : null });
@@ -289,14 +290,16 @@ export class LocalApi {
   /**
    * `agents`: the offered agents (randomAgent, policyAgent), in the order the page lists them;
    * `storage`: where games are kept (default the browser's localStorage); `randomBelow`: the random
-   * source of deals and ids (default crypto.getRandomValues).
+   * source of deals and ids (default crypto.getRandomValues); `dealer(rules, handNumber)`: the deal
+   * of a hand as owners[52] instead (tests replaying Python's games).
    */
-  constructor({ agents, storage = globalThis.localStorage, randomBelow = cryptoRandomBelow } = {}) {
+  constructor({ agents, storage = globalThis.localStorage, randomBelow = cryptoRandomBelow, dealer = null } = {}) {
     if (!agents || !agents.length) throw new Error('LocalApi: no agents offered');
     if (!storage) throw new Error('LocalApi: no storage (give memoryStorage() outside a browser)');
     this.agents = new Map(agents.map((a) => [a.spec, a]));
     this.storage = storage;
     this.randomBelow = randomBelow;
+    this.dealer = dealer;
     this.queue = Promise.resolve(); // one request at a time, as the server's lock per game
   }
 
@@ -310,6 +313,11 @@ export class LocalApi {
       const r = this.agents.get(spec).rules;
       return r === null || sameGame(r, rules);
     });
+  }
+
+  /** The options of newGame / nextHand for hand `handNumber`: a random deal, or the dealer's. */
+  dealing(rules, handNumber) {
+    return this.dealer ? { deal: this.dealer(rules, handNumber) } : { randomBelow: this.randomBelow };
   }
 
   /** A request: `method`, `path` (after api/v1/, query aside), `body` (text or undefined) -> {status, body, headers}. */
@@ -398,9 +406,12 @@ export class LocalApi {
     let id;
     do id = newId(this.randomBelow); while (this.storage.getItem(STORAGE_PREFIX + id) !== null);
     const entry = { format: STORED_FORMAT, version: 1, id, opponents, events: [], hands: [],
-      game: newGame(rules, { randomBelow: this.randomBelow }) };
-    entry.events = await this.agentsPlay(entry);
-    this.save(entry, true);
+      game: newGame(rules, this.dealing(rules, 0)) };
+    try {
+      await this.agentsPlay(entry, entry.events);
+    } finally {
+      this.save(entry, true);
+    }
     return view(entry);
   }
 
@@ -421,15 +432,19 @@ export class LocalApi {
     if (g.phase === 'over') throw new ApiError(409, 'the game is over', []);
     const events = [];
     if (g.toAct !== HUMAN) { // an agent failed in an earlier request: let the agents try again
-      events.push(...await this.agentsPlay(entry));
-      entry.events = events;
+      try {
+        await this.agentsPlay(entry, events);
+      } finally {
+        entry.events = events;
+        this.save(entry);
+      }
     }
     if (g.phase === 'over' || g.toAct !== HUMAN) throw new ApiError(409, 'it is not your turn', []);
     const legal = legalActions(g);
     if (!legal.includes(card)) throw new ApiError(409, refusal(g, card, legal), texts(legal));
-    events.push(...step(entry, card));
+    events.push(...step(entry, card, (rules, n) => this.dealing(rules, n)));
     try {
-      events.push(...await this.agentsPlay(entry));
+      await this.agentsPlay(entry, events);
     } finally {
       entry.events = events;
       this.save(entry);
@@ -437,27 +452,19 @@ export class LocalApi {
     return view(entry);
   }
 
-  /** The agents play until seat 0 is to act or the game is over; their events. */
-  async agentsPlay(entry) {
+  /** The agents play until seat 0 is to act or the game is over, adding their events to `events`. */
+  async agentsPlay(entry, events = []) {
     const g = entry.game;
-    const events = [];
-    entry.randomBelow = this.randomBelow;
-    try {
-      while (g.phase !== 'over' && g.toAct !== HUMAN) {
-        const seat = g.toAct;
-        const spec = entry.opponents[seat - 1];
-        let card;
-        try {
-          card = await this.agents.get(spec).choose(g);
-        } catch (err) {
-          entry.events = events;
-          this.save(entry);
-          throw new ApiError(500, `the opponent at seat ${seat} (${spec}) failed: ${err.name}: ${String(err.message).split('\n')[0]}`);
-        }
-        events.push(...step(entry, card));
+    while (g.phase !== 'over' && g.toAct !== HUMAN) {
+      const seat = g.toAct;
+      const spec = entry.opponents[seat - 1];
+      let card;
+      try {
+        card = await this.agents.get(spec).choose(g);
+      } catch (err) { // the game stays at that agent's turn (the caller saves it): a later card tries again
+        throw new ApiError(500, `the opponent at seat ${seat} (${spec}) failed: ${err.name}: ${String(err.message).split('\n')[0]}`);
       }
-    } finally {
-      delete entry.randomBelow;
+      events.push(...step(entry, card, (rules, n) => this.dealing(rules, n)));
     }
     return events;
   }
@@ -501,8 +508,7 @@ export class LocalApi {
   }
 
   save(entry, isNew = false) {
-    const { randomBelow, ...kept } = entry;
-    this.storage.setItem(STORAGE_PREFIX + entry.id, JSON.stringify(kept));
+    this.storage.setItem(STORAGE_PREFIX + entry.id, JSON.stringify(entry));
     let index = [];
     try {
       index = JSON.parse(this.storage.getItem(STORAGE_INDEX) ?? '[]');

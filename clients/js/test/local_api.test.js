@@ -160,3 +160,65 @@ test('a classic game against the exported policy through the local API', async (
   assert.deepEqual(v.players.map((p) => p.name), ['You', 'ppo-classic', 'ppo-classic', 'ppo-classic']);
   assert.equal(loads, 1, 'the model is loaded once, when it first plays');
 });
+
+// With HEARTS_LOCAL_API_PARITY=FILE (tests/test_web_build.py writes it from the golden games): Python's
+// views, seat 0's card before each, of whole games the server's GameStore flow plays on the Python
+// engine (Match + view.py); here the same deals and the same opponents' cards (a scripted agent) go
+// through LocalApi, and every answer must be the Python view, field for field (the game id aside).
+test('the local API gives the server\'s views of the golden games, field for field', async (t) => {
+  if (!process.env.HEARTS_LOCAL_API_PARITY) {
+    t.skip('HEARTS_LOCAL_API_PARITY is not set (tests/test_web_build.py sets it)');
+    return;
+  }
+  const { games } = JSON.parse(readFileSync(process.env.HEARTS_LOCAL_API_PARITY, 'utf8'));
+  const owners = (text) => [...text].map((c) => (c === '-' ? -1 : Number(c)));
+  let compared = 0;
+  for (const golden of games) {
+    const byHand = new Map(golden.hands.map((h) => [h.hand_number, h]));
+    const scripted = {
+      spec: 'scripted',
+      rules: null,
+      async choose(game) {
+        const [seat, card] = byHand.get(game.handNumber).actions[game.history.length];
+        assert.equal(seat, game.toAct);
+        return card;
+      },
+    };
+    const api = new LocalApi({ agents: [scripted], storage: memoryStorage(), dealer: (rules, n) => owners(byHand.get(n).deal) });
+    const { name, ...options } = golden.rules;
+    const p = golden.rules.num_players;
+    let answer = await call(api, 'POST', 'games', { preset: 'classic', rules: { name, ...options }, opponents: new Array(p - 1).fill('scripted') });
+    for (const [i, { card, view }] of golden.steps.entries()) {
+      if (i > 0) answer = await call(api, 'POST', `games/${answer.body.id}/play`, { card });
+      assert.equal(answer.status, i ? 200 : 201, `${golden.name} step ${i}: ${JSON.stringify(answer.body)}`);
+      assert.deepEqual({ ...answer.body, id: 'ID' }, view, `${golden.name}, step ${i} (seat 0 played ${card})`);
+      compared += 1;
+    }
+  }
+  assert.ok(compared > 100);
+});
+
+test('an opponent that fails leaves the game at its turn, and the next card tries again', async () => {
+  let fail = true;
+  const flaky = { ...randomAgent(), spec: 'flaky', async choose(game) {
+    if (fail && game.phase === 'play') throw new Error('no model');
+    return randomAgent().choose(game);
+  } };
+  const api = new LocalApi({ agents: [flaky], storage: memoryStorage() });
+  let v = (await call(api, 'POST', 'games', { preset: 'classic', rules: { pass_cycle: ['left'] } })).body;
+  let answer;
+  for (const card of v.hand.slice(0, 3)) answer = await call(api, 'POST', `games/${v.id}/play`, { card });
+  if (answer.status === 200) return; // seat 0 holds 2C and leads: nobody failed yet
+  assert.equal(answer.status, 500);
+  assert.match(answer.body.detail, /^the opponent at seat \d \(flaky\) failed: Error: no model$/);
+  v = (await call(api, 'GET', `games/${v.id}`)).body;
+  assert.equal(v.phase, 'play');
+  assert.notEqual(v.to_act, 0);
+  assert.equal((await call(api, 'POST', `games/${v.id}/play`, { card: v.hand[0] })).status, 500);
+  fail = false;
+  answer = await call(api, 'POST', `games/${v.id}/play`, { card: 'ZZ' });
+  assert.equal(answer.status, 422); // a bad card is refused before anything is played
+  const legalNow = (await call(api, 'GET', `games/${v.id}`)).body;
+  answer = await call(api, 'POST', `games/${v.id}/play`, { card: legalNow.hand[0] });
+  assert.ok([200, 409].includes(answer.status), JSON.stringify(answer.body));
+});
