@@ -339,7 +339,7 @@ def play_whole_game(page, server: str, phone: bool, shots: Path) -> dict:
                        ("D" not in four or four["D"] not in (two["D"], four.get("H")))
             if phone:  # the smallest phones: 320 px wide
                 page.set_viewport_size({"width": 320, "height": 640})
-                page.wait_for_timeout(50)
+                page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
                 check_layout(page)
                 page.set_viewport_size(PHONE["viewport"])
                 seen["narrow"] = True

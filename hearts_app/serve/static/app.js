@@ -696,7 +696,7 @@ function eventLine(view, e) {
 /** The trick's cards fly to the seat of the player who took it. */
 async function collectTrick(view, winner) {
   const ms = Math.min(450, state.delay * 0.6);
-  if (ms <= 0) return;
+  if (ms <= 0 || matchMedia("(prefers-reduced-motion: reduce)").matches) return;
   const target = $(`seat-${positionOf(winner, numPlayers(view))}`).getBoundingClientRect();
   for (const card of $("trick").querySelectorAll(".card")) {
     const r = card.getBoundingClientRect();
