@@ -8,7 +8,7 @@ and WebAssembly over http(s), not from ``file://``; ``python -m http.server -d D
     static/boot.js          static mode: the page's api/v1 requests answered in the browser, then app.js
     static/js/              the JavaScript client (clients/js/src: engine, encoder and policy, local_api)
     static/ort/             onnxruntime-web (ort.wasm.min.mjs and its single-threaded WebAssembly)
-    models/models.json      the policies offered: {"models": [{"spec", "model", "manifest", "rules"}]}
+    models/models.json      the policies offered: {"models": [{"spec", "model", "manifest", "rules", "description"}]}
     models/<spec>/          each shipped exported policy: policy.onnx and policy.json
 
 One page for both ways: in static mode ``clients/js/src/local_api.js`` answers the same requests with
@@ -16,17 +16,21 @@ the same JSON as the server (``hearts_app/serve/view.py``), from the JavaScript 
 seats played by the exported policies (onnxruntime-web) or the random agent, deals from the
 browser's ``crypto.getRandomValues``, the games in its ``localStorage``.
 
-The policies are the exported ones shipped in ``agents/policies/<name>/`` (``policy.onnx`` and
-``policy.json``), offered as ``<name>`` with ``-`` for ``_`` (``ppo-classic``), each for the rules of
-its manifest. The files are read from this repository (the page, ``clients/js``, and onnxruntime-web
+The opponents are the levels of the difficulty ladders given (``levels``: folders written by
+``hearts export --ladder NAME --out DIR``, export/ladder.py; each level offered by its name, easiest
+first), then the exported policies shipped in ``agents/policies/<name>/`` (``policy.onnx`` and
+``policy.json``) that are not already a level, offered as ``<name>`` with ``-`` for ``_``
+(``ppo-classic``); each plays the rules of its manifest. The random agent plays every rule set. The files are read from this repository (the page, ``clients/js``, and onnxruntime-web
 from ``clients/js/node_modules``, which ``scripts/setup_clients.sh`` installs).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -75,11 +79,33 @@ def find_policies(policies_dir: Path = POLICIES_DIR) -> list[tuple[str, Path]]:
             if (folder / "policy.onnx").is_file() and (folder / "policy.json").is_file()]
 
 
+def find_levels(ladder_dir: Path) -> list[tuple[str, Path, Path, str]]:
+    """``(name, model, manifest, description)`` of each level of a ladder export (its levels.json), easiest first."""
+    index = ladder_dir / "levels.json"
+    try:
+        levels = json.loads(index.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise WebBuildError(f"{index} cannot be read ({err}): name a folder written by hearts export --ladder") from None
+    if not isinstance(levels, dict) or levels.get("format") != "hearts-lab-levels" or not isinstance(levels.get("levels"), list):
+        raise WebBuildError(f"{index} is not a ladder's levels.json (format hearts-lab-levels)")
+    out = []
+    for level in levels["levels"]:
+        try:
+            name, model, manifest = str(level["name"]), ladder_dir / level["model"], ladder_dir / level["manifest"]
+        except (KeyError, TypeError):
+            raise WebBuildError(f"{index}: a level without name, model and manifest") from None
+        if not re.fullmatch(r"[a-z0-9][a-z0-9_-]*", name) or not model.is_file() or not manifest.is_file():
+            raise WebBuildError(f"{index}: level {name!r} needs a plain name and its {model.name} and {manifest.name}")
+        out.append((name, model, manifest, str(level.get("description") or "")))
+    return out
+
+
 def build_web(out: str | Path, page_dir: Path = PAGE_DIR, client_dir: Path = CLIENT_DIR,
-              policies_dir: Path = POLICIES_DIR) -> dict[str, Path | list[str]]:
+              policies_dir: Path = POLICIES_DIR, levels: Sequence[str | Path] = ()) -> dict[str, Path | list[str]]:
     """Write the static build into ``out`` (see the module docstring); returns what was written:
-    ``index`` (the page), ``models`` (the specs offered besides ``random``). A folder that is not
-    empty must be an earlier build (it is replaced). Raises :class:`WebBuildError`."""
+    ``index`` (the page), ``models`` (the specs offered besides ``random``, in the page's order).
+    ``levels``: ladder exports whose levels come first. A folder that is not empty must be an earlier
+    build (it is replaced). Raises :class:`WebBuildError`."""
     out = Path(out)
     index = page_dir / "index.html"
     if not index.is_file() or not (page_dir / "app.js").is_file():
@@ -96,8 +122,15 @@ def build_web(out: str | Path, page_dir: Path = PAGE_DIR, client_dir: Path = CLI
     if missing:
         raise WebBuildError(f"onnxruntime-web is not installed ({ort_dir / missing[0]} is missing): run "
                             "scripts/setup_clients.sh (or npm install in clients/js) and build again")
-    policies = find_policies(policies_dir)
-    if not policies:
+    offered: list[tuple[str, Path, Path, str]] = [level for folder in levels for level in find_levels(Path(folder))]
+    taken = {hashlib.sha256(model.read_bytes()).hexdigest() for _, model, _, _ in offered}
+    for spec, folder in find_policies(policies_dir):
+        if hashlib.sha256((folder / "policy.onnx").read_bytes()).hexdigest() not in taken:
+            offered.append((spec, folder / "policy.onnx", folder / "policy.json", ""))
+    names = [spec for spec, *_ in offered]
+    if len(set(names)) != len(names) or "random" in names:
+        raise WebBuildError(f"two opponents share a name ({', '.join(names)}; random is the random agent's)")
+    if not offered:
         raise WebBuildError(f"no exported policy in {policies_dir} (a folder with policy.onnx and policy.json): "
                             "hearts export CHECKPOINT --out agents/policies/NAME writes one")
     if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / "models" / "models.json").is_file())):
@@ -117,14 +150,14 @@ def build_web(out: str | Path, page_dir: Path = PAGE_DIR, client_dir: Path = CLI
     (static / "boot.js").write_text(BOOT_JS, encoding="utf-8")
 
     entries = []
-    for spec, folder in policies:
-        manifest = json.loads((folder / "policy.json").read_text(encoding="utf-8"))
+    for spec, model, manifest_file, description in offered:
+        manifest = json.loads(manifest_file.read_text(encoding="utf-8"))
         (out / "models" / spec).mkdir(parents=True)
-        for name in ("policy.onnx", "policy.json"):
-            shutil.copy2(folder / name, out / "models" / spec / name)
+        shutil.copy2(model, out / "models" / spec / "policy.onnx")
+        shutil.copy2(manifest_file, out / "models" / spec / "policy.json")
         entries.append({"spec": spec, "model": f"{spec}/policy.onnx", "manifest": f"{spec}/policy.json",
-                        "rules": manifest.get("rules", {}).get("name")})
+                        "rules": manifest.get("rules", {}).get("name"), "description": description})
     (out / "models" / "models.json").write_text(
         json.dumps({"format": MODELS_FORMAT, "version": 1, "models": entries}, indent=1) + "\n", encoding="utf-8")
     (out / "index.html").write_text(html, encoding="utf-8")
-    return {"index": out / "index.html", "models": [spec for spec, _ in policies]}
+    return {"index": out / "index.html", "models": names}

@@ -100,6 +100,31 @@ def test_build_replaces_an_earlier_build_and_refuses_other_folders(site, tmp_pat
     assert (foreign / "holiday.jpg").read_bytes() == b"jpeg"
 
 
+def test_build_offers_a_ladders_levels_first(site, tmp_path):
+    """A ladder export (hearts export --ladder: levels.json and a folder per level) gives the opponents
+    easiest first; a shipped policy that is one of its levels is not offered twice."""
+    shipped = POLICIES_DIR / "ppo_classic"
+    ladder = tmp_path / "ladder"
+    levels = []
+    for name in ("easy", "strong"):
+        (ladder / name).mkdir(parents=True)
+        for file in ("policy.onnx", "policy.json"):
+            shutil.copy2(shipped / file, ladder / name / file)
+        levels.append({"name": name, "model": f"{name}/policy.onnx", "manifest": f"{name}/policy.json",
+                       "description": f"the {name} level"})
+    (ladder / "levels.json").write_text(json.dumps({"format": "hearts-lab-levels", "levels": levels}))
+    out = tmp_path / "site"
+    written = build_web(out, levels=[ladder])
+    assert written["models"] == ["easy", "strong"]
+    models = json.loads((out / "models" / "models.json").read_text())["models"]
+    assert [(m["spec"], m["rules"], m["description"]) for m in models] == [
+        ("easy", "classic", "the easy level"), ("strong", "classic", "the strong level")]
+    assert (out / "models" / "strong" / "policy.onnx").read_bytes() == (shipped / "policy.onnx").read_bytes()
+    (ladder / "levels.json").write_text("{}")
+    with pytest.raises(WebBuildError, match="not a ladder's levels.json"):
+        build_web(out, levels=[ladder])
+
+
 def test_build_says_what_to_install_without_onnxruntime_web(tmp_path):
     client = tmp_path / "js"
     shutil.copytree(CLIENT_DIR / "src", client / "src")

@@ -371,10 +371,17 @@ export class LocalApi {
     };
   }
 
-  /** The opponents of a game that names none: the first offered agent that plays the rules, at every seat. */
+  /**
+   * The opponents of a game that names none: the first offered policies that play the rules, in offered
+   * order (a ladder's levels: easy, normal, hard), the last repeated when there are fewer than seats;
+   * the random agent only when no policy plays the rules.
+   */
   defaultOpponents(rules) {
-    const pool = this.playing(rules);
-    return new Array(rules.num_players - 1).fill(pool[0] ?? this.offered[0]);
+    const playing = this.playing(rules);
+    const pool = playing.filter((spec) => this.agents.get(spec).rules !== null);
+    const from = pool.length ? pool : (playing.length ? playing : this.offered);
+    const n = rules.num_players - 1;
+    return Array.from({ length: n }, (_, i) => from[Math.min(i, from.length - 1)]);
   }
 
   /** POST games: a new game, the agents played up to seat 0's first decision; its view. */

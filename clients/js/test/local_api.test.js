@@ -222,3 +222,15 @@ test('an opponent that fails leaves the game at its turn, and the next card trie
   answer = await call(api, 'POST', `games/${v.id}/play`, { card: legalNow.hand[0] });
   assert.ok([200, 409].includes(answer.status), JSON.stringify(answer.body));
 });
+
+test('the default opponents are the first policies that play the rules (a ladder: easy, normal, hard)', async () => {
+  const manifest = JSON.parse(readFileSync(path.join(fixtures, 'policy.json'), 'utf8'));
+  const levels = ['easy', 'normal', 'hard', 'strong'].map((name) => policyAgent(name, manifest, () => { throw new Error('not loaded'); }));
+  const options = (await call(new LocalApi({ agents: [...levels, randomAgent()], storage: memoryStorage() }), 'GET', 'options')).body;
+  assert.deepEqual(options.default_opponents, ['easy', 'normal', 'hard']);
+  assert.deepEqual(options.agents_by_preset.classic, ['easy', 'normal', 'hard', 'strong', 'random']);
+  const two = new LocalApi({ agents: [levels[0], randomAgent()], storage: memoryStorage() });
+  assert.deepEqual((await call(two, 'GET', 'options')).body.default_opponents, ['easy', 'easy', 'easy']);
+  const created = await call(two, 'POST', 'games', { preset: 'two_player' });
+  assert.deepEqual(created.body.players.map((p) => p.name), ['You', 'random']);
+});
