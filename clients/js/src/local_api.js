@@ -514,8 +514,11 @@ export class LocalApi {
     return entry;
   }
 
+  /**
+   * Keeps the game in the storage, with the index of games (most recent last; a new game beyond
+   * MAX_STORED_GAMES drops the oldest). A full storage drops the oldest other games until it fits.
+   */
   save(entry, isNew = false) {
-    this.storage.setItem(STORAGE_PREFIX + entry.id, JSON.stringify(entry));
     let index = [];
     try {
       index = JSON.parse(this.storage.getItem(STORAGE_INDEX) ?? '[]');
@@ -525,6 +528,16 @@ export class LocalApi {
     }
     index = [...index.filter((x) => x !== entry.id), entry.id];
     while (isNew && index.length > MAX_STORED_GAMES) this.storage.removeItem(STORAGE_PREFIX + index.shift());
+    const text = JSON.stringify(entry);
+    for (;;) {
+      try {
+        this.storage.setItem(STORAGE_PREFIX + entry.id, text);
+        break;
+      } catch (err) { // QuotaExceededError: make room, oldest first
+        if (index.length <= 1) throw new ApiError(500, `cannot save the game in this browser's storage: ${err.message}`);
+        this.storage.removeItem(STORAGE_PREFIX + index.shift());
+      }
+    }
     this.storage.setItem(STORAGE_INDEX, JSON.stringify(index));
   }
 

@@ -234,3 +234,25 @@ test('the default opponents are the first policies that play the rules (a ladder
   const created = await call(two, 'POST', 'games', { preset: 'two_player' });
   assert.deepEqual(created.body.players.map((p) => p.name), ['You', 'random']);
 });
+
+test('a full storage makes room by dropping the oldest games', async () => {
+  const inner = memoryStorage();
+  const storage = { ...inner, getItem: inner.getItem, removeItem: inner.removeItem,
+    setItem(key, value) {
+      const games = JSON.parse(inner.getItem('hearts-lab-local-games') ?? '[]').filter((id) => inner.getItem(`hearts-lab-local-game:${id}`) !== null);
+      if (key.startsWith('hearts-lab-local-game:') && inner.getItem(key) === null && games.length >= 3) {
+        throw new Error('QuotaExceededError');
+      }
+      inner.setItem(key, value);
+    } };
+  const api = new LocalApi({ agents: [randomAgent()], storage });
+  const ids = [];
+  for (let i = 0; i < 5; i++) {
+    const answer = await call(api, 'POST', 'games', { preset: 'quick' });
+    assert.equal(answer.status, 201, JSON.stringify(answer.body));
+    ids.push(answer.body.id);
+  }
+  assert.equal((await call(api, 'GET', `games/${ids[4]}`)).status, 200);
+  assert.equal((await call(api, 'GET', `games/${ids[0]}`)).status, 404);
+  assert.deepEqual(JSON.parse(inner.getItem('hearts-lab-local-games')), ids.slice(2));
+});
