@@ -15,7 +15,7 @@ desktop (1280x800), at the fastest pace (``?fast=1``: the bots' cards are replay
   being shown (the log then holds each card once: what was not shown yet is added) and switches
   to the four-colour deck; the phone hides the keyboard help (touch screen);
 * the layout: nothing overlaps (bounding boxes of the hand's cards, the trick's places, the seat
-  labels and the status) at 390 and 1280 px, and at 320 px, with no horizontal scroll.
+  labels and the status) at 390 and 1280 px, and at 320 and 820 px, with no horizontal scroll.
 
 Screenshots of both sizes are taken mid-hand into the test's tmp folder; with ``HEARTS_SCREENSHOT=1``
 they are copied to docs/serve-screenshot.png (desktop) and docs/serve-screenshot-phone.png.
@@ -327,6 +327,11 @@ def play_whole_game(page, server: str, phone: bool, shots: Path) -> dict:
             page.wait_for_timeout(250)  # the cards' arrival
             page.screenshot(path=str(shots / ("serve-screenshot-phone.png" if phone else "serve-screenshot.png")))
             seen["shot"] = True
+            if not phone:  # a tablet in portrait (820 px): the scores go below the table
+                page.set_viewport_size({"width": 820, "height": 1180})
+                page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+                check_layout(page)
+                page.set_viewport_size(DESKTOP["viewport"])
             if not phone:  # the four-colour deck (kept for later visits): clubs green, diamonds blue
                 colours = "() => Object.fromEntries([...document.querySelectorAll('#hand .card')].map(c =>"\
                           " [c.dataset.card[1], getComputedStyle(c).color]))"
