@@ -37,6 +37,7 @@ import pytest
 from export.golden_games import variants
 from export.web import CLIENT_DIR, ORT_FILES, POLICIES_DIR, WebBuildError, build_web, find_policies
 from hearts_app.serve import view as views
+from hearts_app.serve.games import refusal
 from hearts_app.session.match import Match
 from hearts_env import cards, deal, engine
 from hearts_env.rules import Rules
@@ -248,10 +249,21 @@ def test_local_api_answers_as_the_server(tmp_path):
     assert {"exchanged", "played", "trick_won", "hand_scored", "hand_started", "game_over"} <= events
 
 
+def _refusals(match: Match) -> list[dict]:
+    """What the server answers seat 0 for cards it may not take now: each held card that is not legal
+    (or already chosen to pass), and one card it does not hold (games.refusal, with the legal cards)."""
+    legal = match.legal()
+    held = match.hand(0)
+    not_held = next(c for c in range(52) if c not in held)
+    wrong = [c for c in held if c not in legal] + [not_held]
+    return [{"card": cards.card_text(c), "detail": refusal(match, c, legal), "legal": views.texts(legal)} for c in wrong]
+
+
 def _parity_games(golden: dict) -> list[dict]:
     """The golden games that start from zero (the page starts no game with scores) played as the server
     plays a web game (GameStore: the agents up to seat 0's turn, seat 0's card, the agents again), on
-    the Python engine from the golden game's seed: per request, seat 0's card and view.py's view."""
+    the Python engine from the golden game's seed: per request, seat 0's card and view.py's view, and
+    the refusals of the cards seat 0 may not take before it."""
     batches = {v["name"]: v["batch"] for v in variants()}
     out = []
     for g in golden["games"]:
@@ -279,8 +291,10 @@ def _parity_games(golden: dict) -> list[dict]:
             _, seat, card = actions[at]
             assert seat == 0
             at += 1
+            refused = _refusals(match)
             events = match.step(card) + agents_play()
-            steps.append({"card": cards.card_text(card), "view": views.view("ID", match, opponents, views.public_events(events, match))})
+            steps.append({"card": cards.card_text(card), "refused": refused,
+                          "view": views.view("ID", match, opponents, views.public_events(events, match))})
         assert at == len(actions)
         out.append({"name": g["name"], "rules": g["rules"],
                     "hands": [{"hand_number": h["hand_number"], "deal": h["deal"],

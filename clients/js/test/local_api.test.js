@@ -164,7 +164,8 @@ test('a classic game against the exported policy through the local API', async (
 // With HEARTS_LOCAL_API_PARITY=FILE (tests/test_web_build.py writes it from the golden games): Python's
 // views, seat 0's card before each, of whole games the server's GameStore flow plays on the Python
 // engine (Match + view.py); here the same deals and the same opponents' cards (a scripted agent) go
-// through LocalApi, and every answer must be the Python view, field for field (the game id aside).
+// through LocalApi, and every answer must be the Python view, field for field (the game id aside), and
+// every card seat 0 may not take must be refused with the server's words and legal cards.
 test('the local API gives the server\'s views of the golden games, field for field', async (t) => {
   if (!process.env.HEARTS_LOCAL_API_PARITY) {
     t.skip('HEARTS_LOCAL_API_PARITY is not set (tests/test_web_build.py sets it)');
@@ -173,6 +174,7 @@ test('the local API gives the server\'s views of the golden games, field for fie
   const { games } = JSON.parse(readFileSync(process.env.HEARTS_LOCAL_API_PARITY, 'utf8'));
   const owners = (text) => [...text].map((c) => (c === '-' ? -1 : Number(c)));
   let compared = 0;
+  let refusals = 0;
   for (const golden of games) {
     const byHand = new Map(golden.hands.map((h) => [h.hand_number, h]));
     const scripted = {
@@ -188,14 +190,20 @@ test('the local API gives the server\'s views of the golden games, field for fie
     const { name, ...options } = golden.rules;
     const p = golden.rules.num_players;
     let answer = await call(api, 'POST', 'games', { preset: 'classic', rules: { name, ...options }, opponents: new Array(p - 1).fill('scripted') });
-    for (const [i, { card, view }] of golden.steps.entries()) {
-      if (i > 0) answer = await call(api, 'POST', `games/${answer.body.id}/play`, { card });
+    for (const [i, { card, refused, view }] of golden.steps.entries()) {
+      const id = answer.body.id;
+      for (const r of refused ?? []) {
+        const no = await call(api, 'POST', `games/${id}/play`, { card: r.card });
+        assert.deepEqual([no.status, no.body], [409, { detail: r.detail, legal: r.legal }], `${golden.name} step ${i}: ${r.card}`);
+        refusals += 1;
+      }
+      if (i > 0) answer = await call(api, 'POST', `games/${id}/play`, { card });
       assert.equal(answer.status, i ? 200 : 201, `${golden.name} step ${i}: ${JSON.stringify(answer.body)}`);
       assert.deepEqual({ ...answer.body, id: 'ID' }, view, `${golden.name}, step ${i} (seat 0 played ${card})`);
       compared += 1;
     }
   }
-  assert.ok(compared > 100);
+  assert.ok(compared > 100 && refusals > 100);
 });
 
 test('an opponent that fails leaves the game at its turn, and the next card tries again', async () => {
