@@ -120,6 +120,9 @@ class ImitationConfig(Strict):
     epochs: Int = Field(3, ge=1)
     batch_size: Int = Field(4096, ge=64)
     learning_rate: Float = Field(1e-3, gt=0)
+    anneal_lr: bool = Field(False, description="decay the learning rate linearly to 2% of it over the decisions")
+    held_out_tables: Int = Field(0, ge=0, description="hands (one per table) the teacher plays for the held-out "
+                                                      "agreement measure after imitating (0: not measured)")
 
 
 class TrainConfig(Strict):
@@ -127,7 +130,8 @@ class TrainConfig(Strict):
                                              "'.', '_', '-', starting with a letter or digit)")
     rules: Any = Field("classic", description="rules preset name or a mapping of options")
     seed: Int = Field(0, ge=0, lt=2**63, description="seed of the deals, the league and the network (0 to 2**63 - 1)")
-    total_decisions: Int = Field(5_000_000, ge=1, description="learner decisions to train on")
+    total_decisions: Int = Field(5_000_000, ge=0, description="learner decisions to train on (0: imitation "
+                                                                   "only, as an imitation level is trained)")
     num_tables: Int = Field(1024, ge=1, description="games played at once in each rollout (one hand each)")
     hidden: list[Annotated[Int, Field(ge=1)]] = Field(default_factory=lambda: [128, 128],
                                                        description="hidden layer sizes (each 1 or more)")

@@ -1,12 +1,20 @@
-"""Warm start by imitation: learn to play like a heuristic bot before PPO takes over.
+"""Imitation: learn to play like a heuristic bot, as PPO's warm start or alone (an imitation level).
 
 The teacher plays every seat of ``num_tables`` tables at once, one hand each; every decision
 becomes a training example (observation, mask, the teacher's card), and the seat's final reward
 becomes the value target of its decisions. Data is streamed: each round of hands is trained on for
-``epochs`` passes and then dropped, so memory stays that of one round.
+``epochs`` passes and then dropped, so memory stays that of one round (and no example is seen in
+two rounds: labels cost nothing, so fresh hands are better than repeated ones).
+
+:func:`agreement` is the held-out measure: on hands the net never trained on (deals of another seed
+space), the share of the teacher's card plays *with a choice* (the play phase, two or more legal
+cards) where the net's argmax is the teacher's card. Passes and forced plays are left out: a forced
+play agrees by construction, and passing is a separate skill (reported on its own).
 """
 
 from __future__ import annotations
+
+import time
 
 import numpy as np
 import torch
@@ -16,21 +24,66 @@ from agents import make
 from agents.policy import PolicyNet
 from hearts_env import deal, engine, loop
 from hearts_env.rules import Rules
+from hearts_env.state import PLAY
 
 from .config import REWARD_SCALE, TrainConfig
 
+#: Held-out hands are dealt from seeds ``HELD_OUT_SEED + seed``: training rounds use
+#: ``seed * 7919 + round`` (far below it for every seed the runs use), so the two never share a deal.
+HELD_OUT_SEED = 2**62
+
 
 def teacher_round(teacher, rules: Rules, num_tables: int, seed: int, rng: np.random.Generator):
-    """One hand at every table played by ``teacher``: (obs, mask, action, value target) arrays."""
+    """One hand at every table played by ``teacher``: (obs, mask, action, value target, choice) arrays.
+
+    ``choice`` marks the card plays with two or more legal cards (the decisions :func:`agreement` counts)."""
     state = engine.init_from_seeds(rules, deal.game_seeds(seed, num_tables),
                                    rng.integers(len(rules.pass_cycle), size=num_tables), single_hand=True)
     steps: list[loop.Decisions] = []
-    loop.play(state, [teacher], np.zeros(rules.num_players, dtype=np.int64), on_decision=steps.append)
+    plays: list[np.ndarray] = []
+
+    def remember(step: loop.Decisions) -> None:
+        steps.append(step)
+        plays.append(step.state.phase[step.rows] == PLAY)  # read now: the state moves on after the step
+
+    loop.play(state, [teacher], np.zeros(rules.num_players, dtype=np.int64), on_decision=remember)
     table_of = np.concatenate([step.games for step in steps])
     seat_of = np.concatenate([step.seat for step in steps])
     target = -state.last_hand_points[table_of, seat_of] * REWARD_SCALE
-    return (np.concatenate([step.observation for step in steps]), np.concatenate([step.mask for step in steps]),
-            np.concatenate([step.action for step in steps]), target.astype(np.float32))
+    mask = np.concatenate([step.mask for step in steps])
+    choice = np.concatenate(plays) & (mask.sum(axis=1) > 1)
+    return (np.concatenate([step.observation for step in steps]), mask,
+            np.concatenate([step.action for step in steps]), target.astype(np.float32), choice)
+
+
+def agreement_of(chosen: np.ndarray, action: np.ndarray, choice: np.ndarray) -> dict[str, float]:
+    """Where ``chosen`` equals the teacher's ``action``: ``agreement``, the share over the card plays
+    with a choice (``choice`` true), and ``agreement_all``, over every decision (passes and forced
+    plays too), with their counts."""
+    same = np.asarray(chosen) == np.asarray(action)
+    choice = np.asarray(choice, dtype=bool)
+    return {"agreement": float(same[choice].mean()) if choice.any() else float("nan"),
+            "plays_with_choice": int(choice.sum()),
+            "agreement_all": float(same.mean()) if len(same) else float("nan"),
+            "decisions": int(len(same))}
+
+
+@torch.no_grad()
+def agreement(net: PolicyNet, teacher, rules: Rules, tables: int, seed: int = 0,
+              device: torch.device | str = "cpu") -> dict[str, float]:
+    """Held-out agreement of ``net``'s argmax with ``teacher`` on ``tables`` hands the teacher plays
+    alone (deals from :data:`HELD_OUT_SEED` + ``seed``): see :func:`agreement_of`."""
+    rng = np.random.default_rng([seed, 11])
+    obs, mask, action, _, choice = teacher_round(teacher, rules, tables, HELD_OUT_SEED + seed, rng)
+    was_training = net.training
+    net.eval()
+    chosen = []
+    for start in range(0, len(action), 8192):
+        logits, _ = net(torch.as_tensor(obs[start:start + 8192], device=device),
+                        torch.as_tensor(mask[start:start + 8192], device=device))
+        chosen.append(logits.argmax(-1).cpu().numpy())
+    net.train(was_training)
+    return agreement_of(np.concatenate(chosen), action, choice)
 
 
 def imitate(net: PolicyNet, rules: Rules, config: TrainConfig, device: torch.device, log=print) -> dict[str, float]:
@@ -38,12 +91,16 @@ def imitate(net: PolicyNet, rules: Rules, config: TrainConfig, device: torch.dev
     teacher = make(settings.teacher, seed=config.seed, rules=rules)  # rules: a policy for other rules is refused
     optimizer = torch.optim.Adam(net.parameters(), lr=settings.learning_rate)
     rng = np.random.default_rng([config.seed, 7])
+    started = time.perf_counter()
     seen, round_index = 0, 0
     accuracy = loss_value = 0.0
     net.train()
     while seen < settings.decisions:
-        obs, mask, action, target = teacher_round(teacher, rules, config.num_tables,
-                                                  config.seed * 7919 + round_index, rng)
+        if settings.anneal_lr:  # linearly to 0 over the decisions (set per round)
+            for group in optimizer.param_groups:
+                group["lr"] = settings.learning_rate * max(0.02, 1.0 - seen / settings.decisions)
+        obs, mask, action, target, _ = teacher_round(teacher, rules, config.num_tables,
+                                                     config.seed * 7919 + round_index, rng)
         obs_t = torch.as_tensor(obs, device=device)
         mask_t = torch.as_tensor(mask, device=device)
         action_t = torch.as_tensor(action, device=device)
@@ -67,4 +124,11 @@ def imitate(net: PolicyNet, rules: Rules, config: TrainConfig, device: torch.dev
         round_index += 1
         log(f"imitating {settings.teacher}: {seen:,}/{settings.decisions:,} decisions, "
             f"accuracy {accuracy:.3f}, loss {loss_value:.3f}")
-    return {"accuracy": accuracy, "loss": loss_value, "decisions": float(seen)}
+    stats = {"accuracy": accuracy, "loss": loss_value, "decisions": float(seen),
+             "seconds": round(time.perf_counter() - started, 1)}
+    if settings.held_out_tables:
+        held = agreement(net, teacher, rules, settings.held_out_tables, seed=config.seed, device=device)
+        log(f"held-out agreement with {settings.teacher} on card plays with a choice: {held['agreement']:.4f} "
+            f"({held['plays_with_choice']:,} plays; all {held['decisions']:,} decisions {held['agreement_all']:.4f})")
+        stats.update({f"held_out_{key}": float(value) for key, value in held.items()})
+    return stats

@@ -280,6 +280,7 @@ class Run:
         self.all_decisions = 0
         self.seconds = 0.0
         self.imitated = False
+        self.imitation_stats: dict[str, float] = {}
         latest = self.dir / "checkpoints" / "latest.pt"
         if resume:
             if not latest.is_file():
@@ -301,6 +302,7 @@ class Run:
             "all_decisions": self.all_decisions,
             "seconds": self.seconds,
             "imitated": self.imitated,
+            "imitation": self.imitation_stats,
             "snapshots": [f"snapshot_{step:06d}.pt" for step in self.league.snapshot_steps],
         }
 
@@ -341,6 +343,7 @@ class Run:
         self.all_decisions = meta["all_decisions"]
         self.seconds = meta["seconds"]
         self.imitated = meta["imitated"]
+        self.imitation_stats = meta.get("imitation", {})  # older checkpoints have none
         for name in meta["snapshots"]:
             snap = load(self.dir / "snapshots" / name)
             net = PolicyNet(hidden=self.config.hidden)
@@ -385,7 +388,7 @@ class Run:
         if self.iteration == 0 and not self.imitated:
             writer.add_text("hyperparameters", hyperparameter_table(config))
             if config.imitation.teacher:
-                stats = imitate(self.net, self.rules, config, self.device, log=self.log)
+                stats = self.imitation_stats = imitate(self.net, self.rules, config, self.device, log=self.log)
                 for key, value in stats.items():
                     writer.add_scalar(f"imitation/{key}", value, 0)
             self.imitated = True
@@ -445,6 +448,8 @@ class Run:
             "decisions_per_s": round(self.all_decisions / max(self.seconds, 1e-9)),
             "policy": str(policy), "eval": last_eval,
         }
+        if self.imitation_stats:
+            summary["imitation"] = self.imitation_stats
         (self.dir / "summary.json").write_text(json.dumps(summary, indent=2))
         return summary
 
