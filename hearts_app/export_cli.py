@@ -1,5 +1,6 @@
 """``hearts export CHECKPOINT --out DIR``: the ONNX policy and its manifest for game apps;
-``hearts export --web DIR``: the browser game as a static site, playing against the exported policies."""
+``hearts export --web DIR``: the browser game as a static site, playing against the exported policies;
+``hearts export --ladder classic --out DIR [--measure --deals N]``: the ladder of levels (export/ladder.py)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import argparse
 import importlib
 import sys
 
+from export.ladder import LADDERS, export_ladder
 from export.model import ExportError, export_policy
 from export.web import WebBuildError, build_web
 
@@ -36,6 +38,18 @@ def register(subparsers) -> None:
                         help="build the browser game as a static site into DIR instead (no checkpoint): it "
                              "plays whole games in the browser against the exported policies; serve DIR with "
                              "any static file server (python -m http.server -d DIR), not from file://")
+    parser.add_argument("--ladder", choices=sorted(LADDERS),
+                        help="export the ladder of levels of these rules instead of a checkpoint (easy, normal, "
+                             "hard: networks that play like the bots; strong: the best network): DIR/<level>/ "
+                             "policy.onnx, policy.json, golden.json, model_card.md and DIR/levels.json")
+    parser.add_argument("--measure", action="store_true",
+                        help="with --ladder: measure every level in the arena against three hard (and the bots "
+                             "they imitate, on the same deals) and write the figures into levels.json and "
+                             "DIR/figures.json (without it: the figures recorded for the ladder)")
+    parser.add_argument("--deals", type=int, default=2000, metavar="N",
+                        help="with --measure: deals of the arena (default 2000)")
+    parser.add_argument("--seed", type=int, default=0, help="with --measure: the arena's seed (default 0)")
+    parser.add_argument("--workers", type=int, default=2, help="with --measure: arena processes (default 2)")
     parser.add_argument("--golden", type=int, default=40, metavar="N",
                         help="seat records with the model's picks in golden.json (besides its encoder and "
                              "invalid records; 0: do not write golden.json; default 40)")
@@ -50,9 +64,17 @@ EXPORT_MODULES = ("torch", "onnx", "onnxscript", "onnxruntime")
 
 
 def run_command(args: argparse.Namespace) -> int:
+    if args.web is not None and args.ladder is not None:
+        raise UsageError("--web and --ladder are two different exports: run them one at a time")
     if args.web is not None:
         return build_site(args)
-    if args.checkpoint is None or args.out is None:
+    if args.ladder is None and args.measure:
+        raise UsageError("--measure goes with --ladder NAME")
+    if args.ladder is not None and args.checkpoint is not None:
+        raise UsageError("hearts export --ladder NAME --out DIR takes no checkpoint: it exports the shipped levels")
+    if args.ladder is not None and args.out is None:
+        raise UsageError("hearts export --ladder NAME needs --out DIR")
+    if args.checkpoint is None and args.ladder is None or args.out is None:
         raise UsageError("hearts export needs a CHECKPOINT and --out DIR (or --web DIR for the static web build)")
     missing = []
     for module in EXPORT_MODULES:
@@ -67,8 +89,15 @@ def run_command(args: argparse.Namespace) -> int:
 
     if args.golden < 0:
         raise UsageError(f"--golden must be 0 or more, got {args.golden}")
+    if args.ladder is not None and args.deals < 1:
+        raise UsageError(f"--deals must be 1 or more, got {args.deals}")
     try:
-        written = export_policy(args.checkpoint, args.out, golden=args.golden, arena_results=args.arena_results)
+        if args.ladder is not None:
+            written = export_ladder(args.ladder, args.out, golden=args.golden,
+                                    measure_deals=args.deals if args.measure else None, seed=args.seed,
+                                    workers=args.workers, log=lambda line: print(line, file=sys.stderr))
+        else:
+            written = export_policy(args.checkpoint, args.out, golden=args.golden, arena_results=args.arena_results)
     except (CheckpointError, ExportError) as err:
         raise UsageError(str(err)) from None
     except OSError as err:  # a folder that cannot be made or written

@@ -1,0 +1,241 @@
+"""The ladder of levels: opponents of every strength for game apps, each one exported policy.
+
+``export_ladder("classic", out)`` writes, for each level of the ladder, easiest first,
+
+* ``out/<level>/policy.onnx``, ``policy.json``, ``golden.json``: the level exported like any policy
+  (:func:`export.model.export_policy`, so ``onnx:out/<level>/policy.onnx`` plays in the arena and a
+  game app runs it with ``chooseCard`` unchanged);
+* ``out/<level>/model_card.md``: the level's model card (how it was trained, the command, compute,
+  agreement with its bot, evaluation, known weaknesses), copied from beside its weights;
+
+and ``out/levels.json`` (:data:`LEVELS_FORMAT`), listing the levels easiest first with what each is
+and its figures. A level that stands for a heuristic bot (``easy``, ``normal``, ``hard``) is a
+network trained to play like it (``hearts train configs/levels/<ladder>_<level>.yaml``: imitation
+only, see train/imitation.py); its weights ship in ``agents/policies/levels/``. ``strong`` is the
+shipped ``ppo-classic``.
+
+The figures come from the arena (:func:`measure`, ``hearts export --ladder classic --out DIR
+--measure --deals N``): every level and every bot it imitates against the same table of the
+reference opponent (three ``hard``) on the same deals; per level its points per hand with a 95%
+interval, the paired difference to its bot, and the paired difference to the level below it
+(``step``: the level minus the one below, negative when it is stronger; "in order" when every
+step's interval lies below zero). Without ``--measure`` the figures recorded for the ladder in
+``agents/policies/levels/<ladder>_figures.json`` (a copy of a measured run's ``figures.json``) are
+written into levels.json, with the command and deal count that made them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import json
+import shutil
+from pathlib import Path
+from typing import Any, Callable
+
+from .model import MANIFEST_FILE, MODEL_FILE, ExportError, export_policy
+from .golden import GOLDEN_FILE
+
+ROOT = Path(__file__).resolve().parent.parent
+POLICY_DIR = ROOT / "agents" / "policies"
+LEVEL_DIR = POLICY_DIR / "levels"
+
+LEVELS_FILE = "levels.json"
+FIGURES_FILE = "figures.json"
+MODEL_CARD_FILE = "model_card.md"
+LEVELS_FORMAT = "hearts-lab-levels"
+LEVELS_VERSION = 1
+
+
+@dataclasses.dataclass(frozen=True)
+class Level:
+    """One rung: ``name`` (what an app shows), the weights it is exported from, and what it is."""
+
+    name: str
+    checkpoint: Path  # the shipped weights (a torch checkpoint)
+    card: Path  # its model card
+    kind: str  # "imitation" (a network that plays like ``imitates``) or "trained" (reinforcement learning)
+    description: str
+    imitates: str | None = None  # the bot spec an imitation level stands for
+    config: str | None = None  # the training config (relative to the project)
+
+
+@dataclasses.dataclass(frozen=True)
+class Ladder:
+    name: str
+    rules: str  # the rules preset
+    opponent: str  # the reference table's bot (every seat but the level's)
+    levels: tuple[Level, ...]  # easiest first
+
+
+def _imitation(ladder: str, bot: str, description: str) -> Level:
+    return Level(bot, LEVEL_DIR / f"{ladder}_{bot}.pt", LEVEL_DIR / f"{ladder}_{bot}.md", "imitation",
+                 description, imitates=bot, config=f"configs/levels/{ladder}_{bot}.yaml")
+
+
+LADDERS: dict[str, Ladder] = {
+    "classic": Ladder("classic", "classic", "hard", (
+        _imitation("classic", "easy", "plays like the easy bot: avoids taking points in the trick at hand"),
+        _imitation("classic", "normal", "plays like the normal bot: sheds dangerous cards, plays low, drops the "
+                                        "queen of spades at the right moment, watches hearts"),
+        _imitation("classic", "hard", "plays like the hard bot: remembers voids, spots a moon attempt and defends"),
+        Level("strong", POLICY_DIR / "ppo_classic.pt", POLICY_DIR / "ppo_classic.md", "trained",
+              "the best network (ppo-classic): reinforcement learning (PPO) against a league of itself and "
+              "the bots", config="configs/ppo_classic.yaml"),
+    )),
+}
+
+
+def ladder(name: str) -> Ladder:
+    try:
+        return LADDERS[name]
+    except KeyError:
+        raise ExportError(f"no ladder {name!r}; ladders: {', '.join(LADDERS)}") from None
+
+
+def _relative(path: Path) -> str:
+    try:
+        return str(path.relative_to(ROOT))
+    except ValueError:
+        return str(path)
+
+
+def level_entry(level: Level) -> dict[str, Any]:
+    """What levels.json says of a level before any measurement: what it is, its files, its training."""
+    from agents.checkpoint import load  # torch (the export extra)
+
+    meta = load(level.checkpoint)["meta"]
+    config = meta.get("config") or {}
+    entry: dict[str, Any] = {
+        "name": level.name,
+        "kind": level.kind,
+        "imitates": level.imitates,
+        "description": level.description,
+        "model": f"{level.name}/{MODEL_FILE}",
+        "manifest": f"{level.name}/{MANIFEST_FILE}",
+        "golden": f"{level.name}/{GOLDEN_FILE}",
+        "model_card": f"{level.name}/{MODEL_CARD_FILE}",
+        "weights": _relative(level.checkpoint),
+        "network": {"hidden": meta.get("hidden")},
+        "training": {"command": f"hearts train {level.config}" if level.config else None,
+                     "config": level.config},
+    }
+    if level.kind == "imitation":
+        imitation = meta.get("imitation") or {}
+        settings = config.get("imitation") or {}
+        entry["training"].update({"teacher_decisions": imitation.get("decisions"),
+                                  "seconds": imitation.get("seconds"),
+                                  "epochs": settings.get("epochs"), "learning_rate": settings.get("learning_rate")})
+        entry["agreement"] = {
+            "plays_with_choice": imitation.get("held_out_agreement"),
+            "held_out_plays": imitation.get("held_out_plays_with_choice"),
+            "all_decisions": imitation.get("held_out_agreement_all"),
+            "meaning": f"share of the {level.imitates} bot's card plays with a choice (two or more legal cards), on "
+                       "held-out hands, where the network's card (argmax) is the bot's",
+        }
+    else:
+        entry["training"].update({"learner_decisions": meta.get("learner_decisions"),
+                                  "seconds": meta.get("seconds")})
+        entry["agreement"] = None
+    return entry
+
+
+def export_ladder(name: str | Ladder, out_dir: str | Path, *, golden: int = 40, measure_deals: int | None = None,
+                  seed: int = 0, workers: int = 2, log: Callable[[str], None] = print) -> dict[str, Path]:
+    """Write the ladder ``name`` into ``out_dir`` (see the module docstring); with ``measure_deals``
+    also measure it in the arena on that many deals (else the shipped figures, when recorded).
+    Returns the paths written: ``levels`` (levels.json), ``figures`` when measured, and per level its folder.
+    ``name``: a ladder of :data:`LADDERS` by name, or a :class:`Ladder`."""
+    spec = name if isinstance(name, Ladder) else ladder(name)
+    name = spec.name
+    missing = [str(level.checkpoint) for level in spec.levels if not level.checkpoint.is_file()]
+    if missing:
+        raise ExportError(f"the {name} ladder's weights are missing: {', '.join(missing)} (train them with "
+                          f"hearts train configs/levels/{name}_<level>.yaml and copy runs/<run>/policy.pt there)")
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise ExportError(f"--out {out} is a file; name a folder for the ladder")
+    out.mkdir(parents=True, exist_ok=True)
+    written: dict[str, Path] = {}
+    entries = []
+    for level in spec.levels:
+        log(f"exporting {level.name} from {_relative(level.checkpoint)}")
+        export_policy(level.checkpoint, out / level.name, golden=golden)
+        if level.card.is_file():
+            shutil.copyfile(level.card, out / level.name / MODEL_CARD_FILE)
+        entries.append(level_entry(level))
+        written[level.name] = out / level.name
+    if measure_deals is not None:
+        figures = measure(spec, out, measure_deals, seed=seed, workers=workers, log=log)
+        written["figures"] = out / FIGURES_FILE
+        written["figures"].write_text(json.dumps(figures, indent=2) + "\n")
+    else:
+        recorded = LEVEL_DIR / f"{name}_{FIGURES_FILE}"
+        figures = json.loads(recorded.read_text()) if recorded.is_file() else None
+    for entry in entries:
+        entry["arena"] = figures["levels"].get(entry["name"]) if figures else None
+    from hearts_env.rules import Rules
+
+    levels = {
+        "format": LEVELS_FORMAT,
+        "format_version": LEVELS_VERSION,
+        "ladder": name,
+        "rules": Rules.preset(spec.rules).to_dict(),
+        "order": "easiest first",
+        "levels": entries,
+        "arena": {key: value for key, value in figures.items() if key != "levels"} if figures else None,
+    }
+    written["levels"] = out / LEVELS_FILE
+    written["levels"].write_text(json.dumps(levels, indent=2) + "\n")
+    return written
+
+
+def measure(spec: Ladder, out: Path, deals: int, *, seed: int = 0, workers: int = 2,
+            log: Callable[[str], None] = print) -> dict[str, Any]:
+    """Every exported level of ``out`` (``onnx:out/<level>/policy.onnx``) and every bot a level
+    imitates, each against the reference table (three ``spec.opponent``), on the same ``deals`` deals:
+    ``{"levels": {name: figures}, "deals", "opponent", "command", "in_order", ...}``."""
+    from eval.arena import head_to_head
+    from hearts_env.rules import Rules
+
+    bots = [level.imitates for level in spec.levels if level.imitates]
+    entrants = [(level.name, f"onnx:{out / level.name / MODEL_FILE}") for level in spec.levels]
+    entrants += [(f"{bot} bot", bot) for bot in bots]
+    log(f"measuring the {spec.name} ladder: {len(entrants)} tables against three {spec.opponent} on {deals} deals")
+    result = head_to_head(entrants, spec.opponent, Rules.preset(spec.rules), deals=deals, seed=seed, workers=workers)
+    figures: dict[str, Any] = {}
+    previous = None
+    for level in spec.levels:
+        row = result.row(level.name)
+        entry: dict[str, Any] = {"points_per_hand": _interval(row["points_per_hand"]),
+                                 "moons_made_per_hand": row["moons_made_per_hand"],
+                                 "moons_suffered_per_hand": row["moons_suffered_per_hand"]}
+        if level.imitates:
+            entry["bot_points_per_hand"] = _interval(result.row(f"{level.imitates} bot")["points_per_hand"])
+            entry["minus_bot"] = _interval(result.pair(level.name, f"{level.imitates} bot")["difference"])
+        if previous is not None:
+            step = _interval(result.pair(level.name, previous)["difference"])
+            entry["step"] = {"below": previous, **step, "in_order": step["high"] < 0}
+        figures[level.name] = entry
+        previous = level.name
+    steps = [entry["step"]["in_order"] for entry in figures.values() if "step" in entry]
+    return {
+        "levels": figures,
+        "opponent": f"three {spec.opponent}",
+        "deals": deals,
+        "seed": seed,
+        "confidence": 0.95,
+        "in_order": all(steps),
+        "command": f"hearts export --ladder {spec.name} --out DIR --measure --deals {deals} --seed {seed}",
+        "measured_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "meaning": {
+            "points_per_hand": "the level's penalty points per hand against the table (lower is better), 95% interval",
+            "minus_bot": "the level's points minus its bot's, paired over the same deals at the same table",
+            "step": "the level's points minus the level below it, paired over the same deals; in_order when the "
+                    "interval lies below zero (the level is stronger)",
+        },
+    }
+
+
+def _interval(value: dict) -> dict[str, float]:
+    return {key: round(float(value[key]), 4) for key in ("mean", "low", "high")}

@@ -1,0 +1,185 @@
+"""The ladder of levels (export/ladder.py, ``hearts export --ladder``) and the imitation levels'
+agreement measure (train/imitation.py), on tiny networks and a few deals."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+pytest.importorskip("onnxruntime")
+torch = pytest.importorskip("torch")
+
+from agents import make  # noqa: E402
+from agents.checkpoint import save  # noqa: E402
+from agents.onnx_policy import OnnxPolicyAgent  # noqa: E402
+from agents.policy import PolicyNet  # noqa: E402
+from eval.arena import head_to_head  # noqa: E402
+from export import ladder as ladder_module  # noqa: E402
+from export.ladder import LADDERS, LEVELS_FORMAT, Ladder, Level, export_ladder  # noqa: E402
+from hearts_env import seat_record  # noqa: E402
+from hearts_env.rules import Rules  # noqa: E402
+from train.imitation import agreement, agreement_of, teacher_round  # noqa: E402
+
+CLASSIC = Rules.preset("classic")
+
+
+def tiny_level(folder, name, kind="imitation", imitates=None, seed=0) -> Level:
+    torch.manual_seed(seed)
+    net = PolicyNet(hidden=[8])
+    meta = {"rules": CLASSIC.to_dict(), "config": {"imitation": {"epochs": 1, "learning_rate": 1e-3}},
+            "imitation": {"decisions": 100.0, "seconds": 1.0, "held_out_agreement": 0.5,
+                          "held_out_plays_with_choice": 10.0, "held_out_agreement_all": 0.6}}
+    path = save(folder / f"{name}.pt", net, meta)
+    card = folder / f"{name}.md"
+    card.write_text(f"# {name}\n")
+    return Level(name, path, card, kind, f"the tiny {name}", imitates=imitates, config=f"configs/levels/x_{name}.yaml")
+
+
+@pytest.fixture(scope="module")
+def tiny_ladder(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("weights")
+    return Ladder("tiny", "classic", "hard", (tiny_level(folder, "easy", imitates="easy", seed=1),
+                                              tiny_level(folder, "strong", kind="trained", seed=2)))
+
+
+@pytest.fixture(scope="module")
+def exported_ladder(tiny_ladder, tmp_path_factory):
+    out = tmp_path_factory.mktemp("ladder")
+    written = export_ladder(tiny_ladder, out, golden=4, measure_deals=4, workers=1, log=lambda line: None)
+    return out, written
+
+
+def test_the_ladder_export_writes_every_level_and_levels_json_in_order(exported_ladder):
+    out, written = exported_ladder
+    levels = json.loads((out / "levels.json").read_text())
+    assert levels["format"] == LEVELS_FORMAT and levels["format_version"] == 1
+    assert levels["ladder"] == "tiny" and Rules.from_dict(levels["rules"]) == CLASSIC
+    assert [entry["name"] for entry in levels["levels"]] == ["easy", "strong"]  # easiest first
+    for entry in levels["levels"]:
+        for key in ("model", "manifest", "golden", "model_card"):
+            assert (out / entry[key]).is_file(), entry[key]
+        assert entry["training"]["command"].startswith("hearts train configs/levels/")
+        assert set(entry["arena"]) >= {"points_per_hand", "moons_made_per_hand"}
+    easy, strong = levels["levels"]
+    assert easy["kind"] == "imitation" and easy["imitates"] == "easy"
+    assert easy["agreement"]["plays_with_choice"] == 0.5 and easy["agreement"]["held_out_plays"] == 10
+    assert strong["agreement"] is None and "step" in strong["arena"] and "minus_bot" in easy["arena"]
+    step = strong["arena"]["step"]
+    assert step["below"] == "easy" and step["in_order"] == (step["high"] < 0)
+    assert levels["arena"]["deals"] == 4 and levels["arena"]["opponent"] == "three hard"
+    assert "--measure --deals 4" in levels["arena"]["command"]
+    assert json.loads(written["figures"].read_text())["levels"]["easy"] == easy["arena"]
+
+
+def test_each_levels_golden_picks_are_its_models(exported_ladder):
+    out, _ = exported_ladder
+    for name in ("easy", "strong"):
+        golden = json.loads((out / name / "golden.json").read_text())
+        manifest = json.loads((out / name / "policy.json").read_text())
+        assert golden["model_sha256"] == manifest["model"]["sha256"]
+        cases = golden["cases"]
+        obs, mask = seat_record.encode([case["record"] for case in cases])
+        actions, _ = OnnxPolicyAgent(out / name / "policy.onnx").policy(obs, mask)
+        assert actions.tolist() == [case["action"] for case in cases]
+
+
+def test_a_level_plays_in_the_arena_as_an_onnx_spec(exported_ladder):
+    out, _ = exported_ladder
+    result = head_to_head(f"onnx:{out / 'easy' / 'policy.onnx'}", "hard", CLASSIC, deals=4, workers=1)
+    assert np.isfinite(result.leaderboard[0]["points_per_hand"]["mean"])
+
+
+def test_without_measure_levels_json_takes_the_recorded_figures(tiny_ladder, tmp_path, monkeypatch):
+    recorded = {"levels": {"easy": {"points_per_hand": {"mean": 9.0, "low": 8.0, "high": 10.0}}},
+                "deals": 7, "command": "hearts export --ladder tiny --out DIR --measure --deals 7"}
+    monkeypatch.setattr(ladder_module, "LEVEL_DIR", tmp_path / "shipped")
+    (tmp_path / "shipped").mkdir()
+    (tmp_path / "shipped" / "tiny_figures.json").write_text(json.dumps(recorded))
+    export_ladder(tiny_ladder, tmp_path / "out", golden=0, log=lambda line: None)
+    levels = json.loads((tmp_path / "out" / "levels.json").read_text())
+    assert levels["arena"]["deals"] == 7 and levels["levels"][0]["arena"]["points_per_hand"]["mean"] == 9.0
+    assert levels["levels"][1]["arena"] is None  # no figures recorded for it
+    assert not (tmp_path / "out" / "easy" / "golden.json").exists()
+
+
+def test_the_command_exports_a_ladder(tiny_ladder, tmp_path, monkeypatch, capsys):
+    from hearts_app import cli
+
+    monkeypatch.setitem(LADDERS, "classic", tiny_ladder)
+    assert cli.main(["export", "--ladder", "classic", "--out", str(tmp_path), "--golden", "0"]) == 0
+    assert json.loads((tmp_path / "levels.json").read_text())["levels"][0]["name"] == "easy"
+    assert (tmp_path / "strong" / "policy.onnx").is_file()
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["export", "--ladder", "classic"])
+    assert exit_.value.code == 2 and "needs --out DIR" in capsys.readouterr().err
+
+
+def test_the_shipped_classic_ladder_is_easiest_first():
+    classic = LADDERS["classic"]
+    assert [level.name for level in classic.levels] == ["easy", "normal", "hard", "strong"]
+    assert [level.imitates for level in classic.levels] == ["easy", "normal", "hard", None]
+
+
+# ---------------------------------------------------------------------------------------------
+# The agreement measure
+# ---------------------------------------------------------------------------------------------
+
+
+def test_agreement_counts_only_card_plays_with_a_choice():
+    chosen = np.array([1, 2, 3, 4, 5])
+    teacher = np.array([1, 0, 3, 0, 9])
+    choice = np.array([True, True, True, False, False])
+    measured = agreement_of(chosen, teacher, choice)
+    assert measured["agreement"] == pytest.approx(2 / 3) and measured["plays_with_choice"] == 3
+    assert measured["agreement_all"] == pytest.approx(2 / 5) and measured["decisions"] == 5
+
+
+def test_a_teacher_round_marks_the_plays_with_a_choice():
+    teacher = make("easy", rules=CLASSIC)
+    obs, mask, action, target, choice = teacher_round(teacher, CLASSIC, 8, 5, np.random.default_rng(0))
+    assert len(obs) == len(mask) == len(action) == len(target) == len(choice)
+    assert (mask.sum(axis=1)[choice] > 1).all()
+    passes = 8 * 4 * 3 - 0  # every hand of a 4-hand cycle but the hold hand passes three cards a seat
+    plays = 8 * 52
+    assert len(action) in range(plays, plays + passes + 1)
+    assert 0 < choice.sum() < plays  # the last trick and followed suits with one card are forced
+
+
+class TeacherNet(torch.nn.Module):
+    """A 'network' whose logits pick a fixed agent's card: agreement with that agent is 1."""
+
+    def __init__(self, agent):
+        super().__init__()
+        self.agent = agent
+
+    def forward(self, obs, mask):
+        cards = self.agent.act(obs.numpy(), mask.numpy())
+        logits = torch.full(mask.shape, -1e9)
+        logits[torch.arange(len(cards)), torch.as_tensor(cards)] = 0.0
+        return logits, torch.zeros(len(cards))
+
+
+def test_agreement_of_a_bot_with_itself_is_one_and_with_another_less():
+    same = agreement(TeacherNet(make("easy", rules=CLASSIC)), make("easy", rules=CLASSIC), CLASSIC, tables=16)
+    assert same["agreement"] == 1.0 and same["agreement_all"] == 1.0 and same["plays_with_choice"] > 100
+    other = agreement(TeacherNet(make("random", seed=0, rules=CLASSIC)), make("easy", rules=CLASSIC), CLASSIC,
+                      tables=16)
+    assert 0.1 < other["agreement"] < 0.8
+
+
+def test_an_imitation_only_run_records_its_held_out_agreement(tmp_path):
+    from agents.checkpoint import load
+    from train.config import load_config
+    from train.ppo import Run
+
+    config = load_config("configs/levels/classic_easy.yaml",
+                         ["run_name=tiny_level", "num_tables=16", "hidden=[8]", "imitation.decisions=1000",
+                          "imitation.held_out_tables=8", "imitation.batch_size=256"])
+    assert config.total_decisions == 0  # imitation only: no PPO
+    summary = Run(config, runs_dir=tmp_path, progress=False, log=lambda *line: None).train()
+    assert summary["learner_decisions"] == 0 and summary["imitation"]["decisions"] >= 1000
+    assert 0 < summary["imitation"]["held_out_agreement"] <= 1 and summary["imitation"]["held_out_plays_with_choice"] > 50
+    meta = load(tmp_path / "tiny_level" / "policy.pt")["meta"]
+    assert meta["imitation"] == summary["imitation"] and meta["hidden"] == [8]
