@@ -10,7 +10,7 @@ desktop (1280x800), at the fastest pace (``?fast=1``: the bots' cards are replay
   round the table seat by seat; the status never says "Your turn" while another seat is marked;
 * the hand summary dialog ("Next hand"), the scores, the game over dialog, the record, "New game";
 * a reload mid-game continues the game and keeps the log (localStorage);
-* the desktop also plays by keyboard, asks before leaving a game in progress, shows the pace (at
+* the desktop also plays and passes by keyboard, asks before leaving a game in progress, shows the pace (at
   "fast", West stays marked at least 250 ms before its card), reloads while the bots' cards are
   being shown (the log then holds each card once: what was not shown yet is added) and switches
   to the four-colour deck; the phone hides the keyboard help (touch screen);
@@ -306,6 +306,19 @@ def play_whole_game(page, server: str, phone: bool, shots: Path) -> dict:
         if body_data(page, "phase") == "pass":
             if seen["summaries"] == 0:
                 pass_with_undo(page, phone)
+            elif not phone and not seen.get("keyboard_pass"):  # by keyboard: typed, arrows, then the button
+                hand = hand_cards(page)
+                page.keyboard.type(typed_name(hand[0]))
+                page.keyboard.press("Enter")
+                keyboard_focus(page, hand[1])
+                page.keyboard.press("Enter")
+                keyboard_focus(page, hand[2])
+                page.keyboard.press("Space")
+                expect(page.locator("#pass-confirm")).to_be_focused()  # the third card leads to the button
+                page.keyboard.press("Enter")
+                wait_idle(page)
+                assert not set(hand[:3]) & set(hand_cards(page))
+                seen["keyboard_pass"] = True
             else:
                 for card in hand_cards(page)[:3]:
                     touch_card(page, card, phone)
@@ -464,6 +477,7 @@ def test_a_whole_game_on_a_desktop(server, browser, tmp_path):
     context, page, errors = new_page(browser, DESKTOP)
     seen = play_whole_game(page, server, phone=False, shots=tmp_path)
     assert seen["refused"] and seen["reloaded"] and seen["asked"] and seen["paced"] and seen["keys"] >= 4
+    assert seen["keyboard_pass"]
     check_game_over(page, server, seen["id"])
     assert not errors, errors
     context.close()
