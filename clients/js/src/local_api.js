@@ -329,14 +329,22 @@ export class LocalApi {
 
   async route(method, path, body) {
     try {
-      const parts = path.split('?')[0].split('/').filter(Boolean).map(decodeURIComponent);
-      if (parts.length === 1 && parts[0] === 'options') return this.only(method, 'GET', () => ({ status: 200, body: this.options() }));
-      if (parts.length === 1 && parts[0] === 'games') return await this.onlyAsync(method, 'POST', async () => ({ status: 201, body: await this.create(readBody(body)) }));
-      if (parts.length === 2 && parts[0] === 'games') return this.only(method, 'GET', () => ({ status: 200, body: view(this.load(parts[1])) }));
-      if (parts.length === 3 && parts[0] === 'games' && parts[2] === 'play') {
-        return await this.onlyAsync(method, 'POST', async () => ({ status: 200, body: await this.play(parts[1], readBody(body)) }));
+      let parts;
+      try {
+        parts = path.split('?')[0].split('/').filter(Boolean).map(decodeURIComponent);
+      } catch {
+        throw new ApiError(404, 'Not Found');
       }
-      if (parts.length === 3 && parts[0] === 'games' && parts[2] === 'record') return this.only(method, 'GET', () => this.record(parts[1]));
+      const [first, id, action] = parts;
+      if (parts.length === 1 && first === 'options') return only(method, 'GET', () => ({ status: 200, body: this.options() }));
+      if (parts.length === 1 && first === 'games') {
+        return await only(method, 'POST', async () => ({ status: 201, body: await this.create(readBody(body)) }));
+      }
+      if (parts.length === 2 && first === 'games') return only(method, 'GET', () => ({ status: 200, body: view(this.load(id)) }));
+      if (parts.length === 3 && first === 'games' && action === 'play') {
+        return await only(method, 'POST', async () => ({ status: 200, body: await this.play(id, readBody(body)) }));
+      }
+      if (parts.length === 3 && first === 'games' && action === 'record') return only(method, 'GET', () => this.record(id));
       throw new ApiError(404, 'Not Found');
     } catch (err) {
       if (err instanceof ApiError) {
@@ -346,16 +354,6 @@ export class LocalApi {
       }
       return { status: 500, body: { detail: `the page's game engine failed: ${err.name}: ${String(err.message).split('\n')[0]}` } };
     }
-  }
-
-  only(method, allowed, answer) {
-    if (method !== allowed) throw new ApiError(405, 'Method Not Allowed');
-    return answer();
-  }
-
-  async onlyAsync(method, allowed, answer) {
-    if (method !== allowed) throw new ApiError(405, 'Method Not Allowed');
-    return answer();
   }
 
   /** GET options: presets, the options the page offers, the offered agents (app.py options). */
@@ -552,6 +550,12 @@ export class LocalApi {
     const headers = answer.headers ?? { 'Content-Type': 'application/json' };
     return new Response(isText ? answer.body : JSON.stringify(answer.body), { status: answer.status, headers });
   }
+}
+
+/** The route's answer when the request's method is the one it takes, else 405 (as FastAPI answers). */
+function only(method, allowed, answer) {
+  if (method !== allowed) throw new ApiError(405, 'Method Not Allowed');
+  return answer();
 }
 
 function readBody(body) {

@@ -137,6 +137,9 @@ test('requests the server refuses are refused alike', async () => {
   const notJson = await api.fetch('api/v1/games', { method: 'POST', body: '{' });
   assert.equal(notJson.status, 422);
   assert.equal((await call(api, 'GET', 'games/short')).status, 404);
+  assert.deepEqual(Object.values(await call(api, 'GET', 'games')), [405, { detail: 'Method Not Allowed' }]);
+  assert.deepEqual(Object.values(await call(api, 'GET', 'nothing/here')), [404, { detail: 'Not Found' }]);
+  assert.equal((await call(api, 'GET', 'games/%E0%A4%A')).status, 404);
   const two = await call(api, 'POST', 'games', { preset: 'two_player' });
   assert.equal(two.status, 201);
   assert.deepEqual(two.body.players.map((p) => p.name), ['You', 'random']);
