@@ -59,7 +59,8 @@ document.addEventListener("DOMContentLoaded", () => {
   const note = () => window.__turns.push([document.body.dataset.turn,
                                           (document.getElementById("status") || {}).textContent || "",
                                           performance.now(),
-                                          (document.querySelector(".seat.to-act") || {dataset: {}}).dataset.seat || ""]);
+                                          (document.querySelector(".seat.to-act") || {dataset: {}}).dataset.seat || "",
+                                          [...document.querySelectorAll("#scores td.hand-points")].map(td => +td.textContent)]);
   new MutationObserver(note).observe(document.body, {attributes: true, attributeFilter: ["data-turn"]});
   new MutationObserver(note).observe(document.getElementById("status"), {childList: true, characterData: true, subtree: true});
 });
@@ -249,9 +250,19 @@ def check_turns(page) -> None:
     in_order = sum(1 for a, b in zip(seats, seats[1:]) if a in "0123" and b in "0123" and a and b
                    and int(b) == (int(a) + 1) % 4)
     assert in_order >= 10, seats[:60]
-    wrong = [(t, s) for t, s, _, _ in turns if s.startswith("Your turn") and t != "0"]
+    wrong = [(t, s) for t, s, _, _, _ in turns if s.startswith("Your turn") and t != "0"]
     assert not wrong, wrong[:5]
-    assert all(t == marked for t, _, _, marked in turns), [x for x in turns if x[0] != x[3]][:5]  # the seat shown
+    assert all(t == marked for t, _, _, marked, _ in turns), [x for x in turns if x[0] != x[3]][:5]  # the seat shown
+    # The scores move trick by trick: when a trick is taken, its points are on the taker's line.
+    taken = 0
+    for before, now in zip(turns, turns[1:]):
+        won = re.fullmatch(r"(You|West|North|East) takes? the trick(?: \((\d+) points?\))?\.", now[1])
+        if won and won[0] != before[1]:
+            seat = ["You", "West", "North", "East"].index(won[1])
+            points = int(won[2] or 0)
+            assert now[4][seat] - before[4][seat] == points and sum(now[4]) - sum(before[4]) == points, (before, now)
+            taken += 1
+    assert taken >= 10, taken
     page.evaluate("window.__turns = []")
 
 
