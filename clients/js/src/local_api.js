@@ -84,16 +84,29 @@ export function randomAgent(randomBelow = cryptoRandomBelow) {
 
 /**
  * An exported policy as an agent: `spec` its name, `manifest` its policy.json, `load()` a function
- * returning (a promise of) the policy session (hearts.js loadPolicy), called once, at its first card.
+ * returning (a promise of) the policy session (hearts.js loadPolicy), called once, at warm() or its
+ * first card (again after a load that failed).
  */
 export function policyAgent(spec, manifest, load) {
   let session = null;
+  const loaded = () => {
+    session ??= Promise.resolve().then(load);
+    return session;
+  };
   return {
     spec,
     rules: manifest.rules,
+    /** Starts loading the model now (a failure is reported by the first choose, which tries again). */
+    warm() {
+      loaded().catch(() => { session = null; });
+    },
     async choose(game) {
-      session ??= Promise.resolve(load());
-      return (await chooseCard(await session, seatRecord(game))).action;
+      try {
+        return (await chooseCard(await loaded(), seatRecord(game))).action;
+      } catch (err) {
+        if (session && (await session.then(() => false, () => true))) session = null; // a failed load: try again next time
+        throw err;
+      }
     },
   };
 }
@@ -639,8 +652,11 @@ export async function startStaticMode(ort, { models, wasmPaths }) {
   ort.env.wasm.wasmPaths = wasmPaths;
   const response = await fetch(models);
   if (!response.ok) throw new Error(`cannot fetch ${models}: HTTP ${response.status}`);
-  const api = new LocalApi({ agents: await loadAgents(ort, models, await response.json()) });
+  const agents = await loadAgents(ort, models, await response.json());
+  const api = new LocalApi({ agents });
   installFetch(api);
+  // The models load while the player sets up a game, so the first opponent's card need not wait.
+  setTimeout(() => agents.forEach((agent) => agent.warm?.()), 0);
   return api;
 }
 

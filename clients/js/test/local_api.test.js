@@ -267,3 +267,29 @@ test('a full storage makes room by dropping the oldest games', async () => {
   assert.equal((await call(api, 'GET', `games/${ids[0]}`)).status, 404);
   assert.deepEqual(JSON.parse(inner.getItem('hearts-lab-local-games')), ids.slice(2));
 });
+
+test('a policy loads once, at warm() or its first card, and again after a load that failed', async () => {
+  const manifest = JSON.parse(readFileSync(path.join(fixtures, 'policy.json'), 'utf8'));
+  let loads = 0;
+  let broken = true;
+  const agent = policyAgent('ppo-classic', manifest, () => {
+    loads += 1;
+    if (broken) throw new Error('offline');
+    return loadPolicy(ort, readFileSync(path.join(fixtures, 'policy.onnx')), manifest);
+  });
+  const api = new LocalApi({ agents: [agent], storage: memoryStorage() });
+  agent.warm();
+  await new Promise((resolve) => setTimeout(resolve, 10));
+  assert.equal(loads, 1);
+  const v = (await call(api, 'POST', 'games', { preset: 'classic' })).body; // seat 0 passes first
+  let failed;
+  for (const card of v.hand.slice(0, 3)) failed = await call(api, 'POST', `games/${v.id}/play`, { card });
+  assert.equal(failed.status, 500);
+  assert.equal(loads, 2);
+  assert.match(failed.body.detail, /failed: Error: offline/);
+  broken = false;
+  agent.warm();
+  agent.warm();
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.equal(loads, 3);
+});
