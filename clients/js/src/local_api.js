@@ -4,11 +4,13 @@
 // the games kept in the browser's storage. The static build (`hearts export --web DIR`, export/web.py)
 // starts the one page in "static mode": its requests to api/v1/... come here instead of the network.
 //
-//   const api = new LocalApi({ agents: [randomAgent(), policyAgent('ppo-classic', loadSession)] });
+//   const api = new LocalApi({ agents: [policyAgent('ppo-classic', manifest, () => loadPolicy(ort, url, manifest)),
+//                                       randomAgent()] });   // storage: localStorage (memoryStorage() in Node)
 //   const response = await api.fetch('api/v1/games', { method: 'POST', body: '{"preset": "quick"}' });
 //   installFetch(api);   // the page's fetch('api/v1/...') now answered by `api`
 //
 // Routes: GET options, POST games, GET games/{id}, POST games/{id}/play, GET games/{id}/record.
+// tests/test_web_build.py checks the answers against the server's, field for field, on the golden games.
 // What the page gets is what seat 0 ("you") may see, built field by field as view.py builds it: its
 // own hand and legal cards, the cards it chose to pass and received, the cards on the table, the
 // tricks' winners and points, the scores; of the exchange only seat 0's cards, no other seat's pass
