@@ -315,7 +315,7 @@ export class LocalApi {
     this.storage = storage;
     this.randomBelow = randomBelow;
     this.dealer = dealer;
-    this.queue = Promise.resolve(); // one request at a time, as the server's lock per game
+    this.queue = Promise.resolve(); // the requests in flight, one after the other (handle)
   }
 
   get offered() {
@@ -337,7 +337,11 @@ export class LocalApi {
 
   /** A request: `method`, `path` (after api/v1/, query aside), `body` (text or undefined) -> {status, body, headers}. */
   handle(method, path, body) {
-    const run = this.queue.then(() => this.route(method, path, body));
+    // One request at a time in this page, and across the browser's tabs where it has Web Locks (each
+    // request reads the game from the storage afresh), as the server holds a lock per game.
+    const locks = globalThis.navigator?.locks;
+    const route = () => this.route(method, path, body);
+    const run = this.queue.then(() => (locks ? locks.request('hearts-lab-local-api', route) : route()));
     this.queue = run.catch(() => {});
     return run;
   }
