@@ -38,6 +38,9 @@ def register(subparsers) -> None:
                         help="build the browser game as a static site into DIR instead (no checkpoint): it "
                              "plays whole games in the browser against the exported policies; serve DIR with "
                              "any static file server (python -m http.server -d DIR), not from file://")
+    parser.add_argument("--levels", action="append", metavar="LADDER_DIR",
+                        help="with --web: a ladder's export (hearts export --ladder NAME --out LADDER_DIR) whose "
+                             "levels the page offers first, easiest first (repeatable)")
     parser.add_argument("--ladder", choices=sorted(LADDERS),
                         help="export the ladder of levels of these rules instead of a checkpoint (easy, normal, "
                              "hard: networks that play like the bots; strong: the best network): DIR/<level>/ "
@@ -68,6 +71,8 @@ def run_command(args: argparse.Namespace) -> int:
         raise UsageError("--web and --ladder are two different exports: run them one at a time")
     if args.web is not None:
         return build_site(args)
+    if args.levels:
+        raise UsageError("--levels goes with --web DIR (the static web build)")
     if args.ladder is None and args.measure:
         raise UsageError("--measure goes with --ladder NAME")
     if args.ladder is not None and args.checkpoint is not None:
@@ -114,7 +119,7 @@ def build_site(args: argparse.Namespace) -> int:
         raise UsageError("hearts export --web DIR takes no checkpoint and no --out: it builds the page with "
                          "the exported policies of agents/policies")
     try:
-        written = build_web(args.web)
+        written = build_web(args.web, levels=args.levels or ())
     except WebBuildError as err:
         raise UsageError(str(err)) from None
     except OSError as err:

@@ -115,6 +115,10 @@ def test_build_offers_a_ladders_levels_first(site, tmp_path):
                        "description": f"the {name} level"})
     (ladder / "levels.json").write_text(json.dumps({"format": "hearts-lab-levels", "levels": levels}))
     out = tmp_path / "site"
+    from hearts_app import cli
+
+    assert cli.main(["export", "--web", str(out), "--levels", str(ladder)]) == 0
+    assert json.loads((out / "models" / "models.json").read_text())["models"][0]["spec"] == "easy"
     written = build_web(out, levels=[ladder])
     assert written["models"] == ["easy", "strong"]
     models = json.loads((out / "models" / "models.json").read_text())["models"]
