@@ -4,6 +4,10 @@ agreement measure (train/imitation.py), on tiny networks and a few deals."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -183,3 +187,14 @@ def test_an_imitation_only_run_records_its_held_out_agreement(tmp_path):
     assert 0 < summary["imitation"]["held_out_agreement"] <= 1 and summary["imitation"]["held_out_plays_with_choice"] > 50
     meta = load(tmp_path / "tiny_level" / "policy.pt")["meta"]
     assert meta["imitation"] == summary["imitation"] and meta["hidden"] == [8]
+
+
+def test_the_javascript_client_plays_every_level(exported_ladder):
+    client = Path(__file__).resolve().parent.parent / "clients" / "js"
+    if shutil.which("node") is None or not (client / "node_modules" / "onnxruntime-node").is_dir():
+        pytest.skip("node and the JavaScript client's packages are not installed (scripts/setup_clients.sh)")
+    out, _ = exported_ladder
+    run = subprocess.run(["node", "--test", "test/levels.test.js"], cwd=client, capture_output=True, text=True,
+                         timeout=300, env={**os.environ, "HEARTS_LEVELS_DIR": str(out)})
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+    assert "# pass 2" in run.stdout and "# skipped 0" in run.stdout
