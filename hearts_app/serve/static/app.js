@@ -280,7 +280,7 @@ function shownOf(view) {
     trick: [...(view.trick || [])],
     winner: null,
     counts,
-    handPoints: [...(view.hand_points || Array(n).fill(0))],
+    handPoints: [...(view.phase === "over" && state.lastHand ? state.lastHand.points : view.hand_points || Array(n).fill(0))],
     scores: [...view.scores],
     turn: view.phase === "over" ? null : view.to_act,
     heartsBroken: !!view.hearts_broken,
@@ -1193,6 +1193,7 @@ function newGame() {
   url.searchParams.delete("game");
   history.replaceState(null, "", url);
   for (const d of document.querySelectorAll("dialog[open]")) d.close();
+  state.lastHand = null;
   clearMessage();
   document.body.dataset.turn = "";
   showSetup();
