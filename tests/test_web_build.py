@@ -14,7 +14,7 @@ JavaScript (clients/js/src/local_api.js).
 * in headless Chromium (Playwright, the system's chromium), the build served by Python's http.server
   plays: a classic game against the exported ppo-classic (onnxruntime-web), passing, a few cards, a
   reload that continues the game; and (slow) a whole quick game against the random agent to the game
-  over dialog, its record downloaded from the page's link.
+  over dialog on a phone and a desktop, its record downloaded from the page's link.
 
 Each skips with a reason where node, chromium, Playwright or onnxruntime-web are missing.
 """
@@ -397,9 +397,14 @@ def type_card(page, card: str) -> None:
 
 
 @pytest.mark.slow
-def test_static_build_plays_a_whole_quick_game_in_chromium(site, tmp_path):
-    """A whole quick game (to 50) against the random agent, at the fastest pace: the hand summaries,
-    the game over dialog and the record, downloaded from the page's link with no server."""
+@pytest.mark.parametrize("screen", [
+    {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True},
+    {"viewport": {"width": 1280, "height": 800}},
+], ids=["phone", "desktop"])
+def test_static_build_plays_a_whole_quick_game_in_chromium(site, tmp_path, screen):
+    """A whole quick game (to 50) against the random agent, at the fastest pace, on a phone and a
+    desktop: the hand summaries, the game over dialog and the record, downloaded from the page's link
+    with no server."""
     if CHROMIUM is None:
         pytest.skip("chromium is not installed (scripts/setup_clients.sh installs it); the browser test needs it")
     sync_api = pytest.importorskip("playwright.sync_api")
@@ -414,7 +419,7 @@ def test_static_build_plays_a_whole_quick_game_in_chromium(site, tmp_path):
         with sync_api.sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu",
                                                                         "--disable-dev-shm-usage"])
-            page = browser.new_page(viewport={"width": 1280, "height": 800}, accept_downloads=True)
+            page = browser.new_page(**screen, accept_downloads=True)
             page.on("pageerror", lambda err: errors.append(str(err)))
             page.goto(url)
             page.wait_for_selector("body[data-state=setup]", timeout=30_000)
