@@ -355,3 +355,16 @@ def test_the_breakdown_says_where_a_workers_time_per_call_goes(play_records):
     parts = loadtest.breakdown(["hard"], play_records[:4], sizes=(1, 2))
     assert [(p["agent"], p["batch"]) for p in parts] == [("hard", 1), ("hard", 2)]
     assert all(p[k] > 0 for p in parts for k in ("parse_ms", "replay_ms", "agent_ms", "act_batch_ms"))
+
+
+@pytest.mark.parametrize("option, value, says", [("--workers", "-1", "--workers must be 0..256"),
+                                                 ("--max-pending", "0", "--max-pending must be 1 or more"),
+                                                 ("--search-time-limit", "0", "--search-time-limit must be more than 0"),
+                                                 ("--search-time-limit", "nan", "--search-time-limit must be more than 0")])
+def test_hearts_serve_refuses_bad_bounds_in_one_line(tmp_path, capsys, option, value, says):
+    from hearts_app import cli
+
+    with pytest.raises(SystemExit) as exit:
+        cli.main(["serve", "--agents", "easy", option, value, "--games-dir", str(tmp_path / "g")])
+    err = capsys.readouterr().err
+    assert exit.value.code == 2 and says in err and len(err.strip().splitlines()) == 1
