@@ -1,9 +1,8 @@
 """``hearts serve --backend ray``: the bots API on Ray Serve replicas answers as the local server does.
 
 The server tests start ``hearts serve --backend ray --replicas 2`` on a local Ray (about 15-30 s on
-two cores) and are marked ``slow``; they are skipped where Ray Serve is not installed (the test
-extra has plain ``ray``: run ``scripts/setup.sh test,cluster`` first, then
-``.venv/bin/python -m pytest tests/test_serve_ray.py``).
+two cores) and are marked ``slow``; the test extra installs Ray Serve, and they are skipped where
+it is missing.
 """
 
 from __future__ import annotations
