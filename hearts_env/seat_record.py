@@ -834,16 +834,32 @@ def _replay_playing(rules: Rules, recs: Sequence[SeatRecord]) -> tuple[State, np
         np.logical_or(failed, wrong, out=failed)
         return state, allowed
 
-    # First replay: a full deal only to step through the passes; then the other seats hold only
-    # their known cards, and the plays tell which unseen cards each of them may also have held.
+    # First replay: a full deal only to step through the passes (any deal of the unseen cards
+    # will do); then the other seats hold only their known cards, and the plays tell which unseen
+    # cards each of them may also have held.
     may_hold = np.ones((m, cards.NUM_CARDS, p), dtype=bool)
-    may_hold[:, :, :p - 1] = to_seats[:, :, None]
-    _, allowed = replay(_place_all(hidden, room, may_hold, failed), learn=True)
+    _, allowed = replay(_scaffold(hidden, room, to_seats, failed), learn=True)
     # Second replay, on a full deal that respects what was learnt: the state observed.
     learnt = np.moveaxis(cards.to_mask(allowed[rows[:, None], others]), 1, 2)  # [M, 52, P - 1]
     may_hold[:, :, :p - 1] = learnt & to_seats[:, :, None]
     state, _ = replay(_place_all(hidden, room, may_hold, failed), learn=False)
     return state, me, failed
+
+
+def _scaffold(hidden: np.ndarray, room: np.ndarray, to_seats: np.ndarray, failed: np.ndarray) -> np.ndarray:
+    """``[M, H]`` holdings that merely fit: the hidden cards ``[M, 52]`` that may go to a seat
+    (``to_seats``) dealt in card order to the seats by their ``room``, the rest to the dead pile
+    (the last holder). The first replay needs no more than that (``worlds.place`` draws the
+    second's); a record whose counts do not add up fails."""
+    seat_room = room[:, :-1]
+    rest = hidden & to_seats
+    rank = np.cumsum(rest, axis=1) - 1  # each card's place among the cards that may go to a seat
+    holder = (rank[:, :, None] >= np.cumsum(seat_room, axis=1)[:, None, :]).sum(axis=2)  # H - 1: dead pile
+    holdings = np.stack([cards.from_mask(rest & (holder == h)) for h in range(room.shape[1])], axis=1)
+    holdings[:, -1] |= cards.from_mask(hidden & ~to_seats)
+    fits = (cards.count(holdings) == room).all(axis=1) & (hidden.sum(axis=1) == room.sum(axis=1))
+    np.logical_or(failed, ~fits, out=failed)
+    return np.where(fits[:, None], holdings, cards.NO_CARDS)
 
 
 def _place_all(hidden: np.ndarray, room: np.ndarray, may_hold: np.ndarray, failed: np.ndarray) -> np.ndarray:
