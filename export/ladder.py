@@ -19,7 +19,9 @@ The figures come from the arena (:func:`measure`, ``hearts export --ladder class
 reference opponent (three ``hard``) on the same deals; per level its points per hand with a 95%
 interval, the paired difference to its bot, and the paired difference to the level below it
 (``step``: the level minus the one below, negative when it is stronger; "in order" when every
-step's interval lies below zero). Without ``--measure`` the figures recorded for the ladder in
+step's interval lies below zero), and its panel score (the mean of its points per hand against three
+``random``, three ``easy``, three ``normal`` and three ``hard``, each on the same deals; the interval
+over deals of the four tables' mean). Without ``--measure`` the figures recorded for the ladder in
 ``agents/policies/levels/<ladder>_figures.json`` (a copy of a measured run's ``figures.json``) are
 written into levels.json, with the command and deal count that made them.
 """
@@ -45,6 +47,8 @@ FIGURES_FILE = "figures.json"
 MODEL_CARD_FILE = "model_card.md"
 LEVELS_FORMAT = "hearts-lab-levels"
 LEVELS_VERSION = 1
+#: The panel score's tables: three of each (the lab's panel, as in train/recipe.py).
+PANEL = ("random", "easy", "normal", "hard")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -128,10 +132,13 @@ def level_entry(level: Level) -> dict[str, Any]:
                                   "epochs": settings.get("epochs"), "learning_rate": settings.get("learning_rate")})
         entry["agreement"] = {
             "plays_with_choice": imitation.get("held_out_agreement"),
+            "up_to_equivalent_cards": imitation.get("held_out_agreement_equivalent"),
             "held_out_plays": imitation.get("held_out_plays_with_choice"),
             "all_decisions": imitation.get("held_out_agreement_all"),
             "meaning": f"share of the {level.imitates} bot's card plays with a choice (two or more legal cards), on "
-                       "held-out hands, where the network's card (argmax) is the bot's",
+                       "held-out hands, where the network's card (argmax) is the bot's; up_to_equivalent_cards also "
+                       "counts a card of the bot's suit with every card ranked between them held or played (the same "
+                       "tricks and points; train/imitation.py)",
         }
     else:
         entry["training"].update({"learner_decisions": meta.get("learner_decisions"),
@@ -195,6 +202,9 @@ def measure(spec: Ladder, out: Path, deals: int, *, seed: int = 0, workers: int 
     """Every exported level of ``out`` (``onnx:out/<level>/policy.onnx``) and every bot a level
     imitates, each against the reference table (three ``spec.opponent``), on the same ``deals`` deals:
     ``{"levels": {name: figures}, "deals", "opponent", "command", "in_order", ...}``."""
+    import numpy as np
+
+    from eval import stats
     from eval.arena import head_to_head
     from hearts_env.rules import Rules
 
@@ -202,7 +212,14 @@ def measure(spec: Ladder, out: Path, deals: int, *, seed: int = 0, workers: int 
     entrants = [(level.name, f"onnx:{out / level.name / MODEL_FILE}") for level in spec.levels]
     entrants += [(f"{bot} bot", bot) for bot in bots]
     log(f"measuring the {spec.name} ladder: {len(entrants)} tables against three {spec.opponent} on {deals} deals")
-    result = head_to_head(entrants, spec.opponent, Rules.preset(spec.rules), deals=deals, seed=seed, workers=workers)
+    rules = Rules.preset(spec.rules)
+    result = head_to_head(entrants, spec.opponent, rules, deals=deals, seed=seed, workers=workers)
+    panel_results = {spec.opponent: result}
+    for opponent in PANEL:
+        if opponent not in panel_results:
+            log(f"the panel: the levels against three {opponent}")
+            panel_results[opponent] = head_to_head(entrants[:len(spec.levels)], opponent, rules, deals=deals,
+                                                   seed=seed, workers=workers)
     figures: dict[str, Any] = {}
     previous = None
     for level in spec.levels:
@@ -216,12 +233,19 @@ def measure(spec: Ladder, out: Path, deals: int, *, seed: int = 0, workers: int 
         if previous is not None:
             step = _interval(result.pair(level.name, previous)["difference"])
             entry["step"] = {"below": previous, **step, "in_order": step["high"] < 0}
+        per_table = [_per_deal(panel_results[opponent], level.name, deals) for opponent in PANEL]
+        entry["panel"] = {
+            "score": _interval(stats.t_interval(np.mean(per_table, axis=0)).to_dict()),
+            "points_per_hand_vs": {opponent: _interval(panel_results[opponent].row(level.name)["points_per_hand"])
+                                   for opponent in PANEL},
+        }
         figures[level.name] = entry
         previous = level.name
     steps = [entry["step"]["in_order"] for entry in figures.values() if "step" in entry]
     return {
         "levels": figures,
         "opponent": f"three {spec.opponent}",
+        "panel": [f"three {opponent}" for opponent in PANEL],
         "deals": deals,
         "seed": seed,
         "confidence": 0.95,
@@ -231,10 +255,26 @@ def measure(spec: Ladder, out: Path, deals: int, *, seed: int = 0, workers: int 
         "meaning": {
             "points_per_hand": "the level's penalty points per hand against the table (lower is better), 95% interval",
             "minus_bot": "the level's points minus its bot's, paired over the same deals at the same table",
+            "panel": "the mean of the level's points per hand against each panel table (three of one bot), on the "
+                     "same deals; its interval over deals",
             "step": "the level's points minus the level below it, paired over the same deals; in_order when the "
                     "interval lies below zero (the level is stronger)",
         },
     }
+
+
+def _per_deal(result, label: str, deals: int):
+    """Per-deal points per hand of the entrant ``label`` of an arena result (over its seatings)."""
+    from eval import stats
+
+    games = result.games
+    entrant = [e.label for e in result.plan.entrants].index(label)
+    where = games.entrant == entrant
+    rows, _ = where.nonzero()
+    means, present = stats.per_deal_means(games.deal[rows], (games.points / games.hands[:, None])[where], deals)
+    if not present.all():
+        raise ExportError(f"the arena played {label} on {int(present.sum())} of {deals} deals")
+    return means
 
 
 def _interval(value: dict) -> dict[str, float]:

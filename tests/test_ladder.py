@@ -72,6 +72,12 @@ def test_the_ladder_export_writes_every_level_and_levels_json_in_order(exported_
     assert strong["agreement"] is None and "step" in strong["arena"] and "minus_bot" in easy["arena"]
     step = strong["arena"]["step"]
     assert step["below"] == "easy" and step["in_order"] == (step["high"] < 0)
+    for entry in levels["levels"]:
+        panel = entry["arena"]["panel"]
+        assert set(panel["points_per_hand_vs"]) == {"random", "easy", "normal", "hard"}
+        assert panel["points_per_hand_vs"]["hard"] == entry["arena"]["points_per_hand"]
+        assert panel["score"]["mean"] == pytest.approx(
+            np.mean([v["mean"] for v in panel["points_per_hand_vs"].values()]), abs=1e-3)
     assert levels["arena"]["deals"] == 4 and levels["arena"]["opponent"] == "three hard"
     assert "--measure --deals 4" in levels["arena"]["command"]
     assert json.loads(written["figures"].read_text())["levels"]["easy"] == easy["arena"]
@@ -198,3 +204,32 @@ def test_the_javascript_client_plays_every_level(exported_ladder):
                          timeout=300, env={**os.environ, "HEARTS_LEVELS_DIR": str(out)})
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
     assert "# pass 2" in run.stdout and "# skipped 0" in run.stdout
+
+
+def test_equivalent_cards_are_one_suit_with_nothing_outstanding_between():
+    from hearts_env.cards import parse_card
+    from hearts_env.observe import OBS_DIM, OBSERVATION_LAYOUT
+    from train.imitation import equivalent_cards
+
+    def view(hand, played=()):
+        row = np.zeros(OBS_DIM, dtype=np.float32)
+        where, _ = OBSERVATION_LAYOUT["hand"]
+        row[where.start + np.array([parse_card(c) for c in hand])] = 1
+        where, _ = OBSERVATION_LAYOUT["played_by"]  # (seat, card): played by the left seat
+        for card in played:
+            row[where.start + 52 + parse_card(card)] = 1
+        return row
+
+    cases = [(view(["2H", "3H"]), "2H", "3H", True),  # neighbours
+             (view(["2H", "4H"]), "2H", "4H", False),  # 3H still out
+             (view(["2H", "4H"], ["3H"]), "4H", "2H", True),  # 3H played
+             (view(["JS", "KS"]), "JS", "KS", False),  # QS out
+             (view(["QS", "KS"]), "QS", "KS", False),  # the queen scores alone
+             (view(["2C", "2D"]), "2C", "2D", False),  # two suits
+             (view(["5D"]), "5D", "5D", True)]
+    obs = np.stack([case[0] for case in cases])
+    a = np.array([parse_card(case[1]) for case in cases])
+    b = np.array([parse_card(case[2]) for case in cases])
+    assert equivalent_cards(obs, a, b).tolist() == [case[3] for case in cases]
+    measured = agreement_of(a, b, np.ones(len(cases), bool), obs)
+    assert measured["agreement"] == pytest.approx(1 / 7) and measured["agreement_equivalent"] == pytest.approx(3 / 7)

@@ -9,7 +9,12 @@ two rounds: labels cost nothing, so fresh hands are better than repeated ones).
 :func:`agreement` is the held-out measure: on hands the net never trained on (deals of another seed
 space), the share of the teacher's card plays *with a choice* (the play phase, two or more legal
 cards) where the net's argmax is the teacher's card. Passes and forced plays are left out: a forced
-play agrees by construction, and passing is a separate skill (reported on its own).
+play agrees by construction, and passing is a separate skill (reported on its own). It also reports
+the agreement *up to equivalent cards*: a play counts as agreeing when the net's card and the bot's
+are of one suit and every card ranked between them is in the seat's hand or already played (so
+the two take the same tricks and, hearts being a point each, the same points), neither being the
+Q♠ or the J♦. Which of such cards a bot picks changes nothing in the hand, yet it is part of the
+plain agreement.
 """
 
 from __future__ import annotations
@@ -22,7 +27,8 @@ from torch import nn
 
 from agents import make
 from agents.policy import PolicyNet
-from hearts_env import deal, engine, loop
+from hearts_env import deal, engine, loop, observe
+from hearts_env.cards import JACK_OF_DIAMONDS, QUEEN_OF_SPADES
 from hearts_env.rules import Rules
 from hearts_env.state import PLAY
 
@@ -56,16 +62,41 @@ def teacher_round(teacher, rules: Rules, num_tables: int, seed: int, rng: np.ran
             np.concatenate([step.action for step in steps]), target.astype(np.float32), choice)
 
 
-def agreement_of(chosen: np.ndarray, action: np.ndarray, choice: np.ndarray) -> dict[str, float]:
+def equivalent_cards(observation: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Per row, whether cards ``a`` and ``b`` are equivalent for the seat that sees ``observation``:
+    one suit, every card ranked between them held or already played (the current trick too), and
+    neither the Q♠ nor the J♦ (cards that score alone). A card is equivalent to itself."""
+    pieces = observe.OBSERVATION_LAYOUT
+
+    def piece(name):
+        where, shape = pieces[name]
+        return observation[:, where].reshape(len(observation), *shape) > 0
+
+    known = piece("hand") | piece("played_by").any(axis=1) | piece("trick").any(axis=1)
+    low, high = np.minimum(a, b), np.maximum(a, b)
+    out = low == high
+    special = np.isin(low, (QUEEN_OF_SPADES, JACK_OF_DIAMONDS)) | np.isin(high, (QUEEN_OF_SPADES, JACK_OF_DIAMONDS))
+    for row in np.nonzero(~out & (low // 13 == high // 13) & ~special)[0]:
+        out[row] = known[row, low[row] + 1:high[row]].all()
+    return out
+
+
+def agreement_of(chosen: np.ndarray, action: np.ndarray, choice: np.ndarray,
+                 observation: np.ndarray | None = None) -> dict[str, float]:
     """Where ``chosen`` equals the teacher's ``action``: ``agreement``, the share over the card plays
     with a choice (``choice`` true), and ``agreement_all``, over every decision (passes and forced
-    plays too), with their counts."""
+    plays too), with their counts; given the ``observation`` rows, also ``agreement_equivalent``,
+    the share over the card plays with a choice up to equivalent cards (:func:`equivalent_cards`)."""
     same = np.asarray(chosen) == np.asarray(action)
     choice = np.asarray(choice, dtype=bool)
-    return {"agreement": float(same[choice].mean()) if choice.any() else float("nan"),
-            "plays_with_choice": int(choice.sum()),
-            "agreement_all": float(same.mean()) if len(same) else float("nan"),
-            "decisions": int(len(same))}
+    out = {"agreement": float(same[choice].mean()) if choice.any() else float("nan"),
+           "plays_with_choice": int(choice.sum()),
+           "agreement_all": float(same.mean()) if len(same) else float("nan"),
+           "decisions": int(len(same))}
+    if observation is not None:
+        alike = equivalent_cards(observation[choice], np.asarray(chosen)[choice], np.asarray(action)[choice])
+        out["agreement_equivalent"] = float(alike.mean()) if choice.any() else float("nan")
+    return out
 
 
 @torch.no_grad()
@@ -83,7 +114,7 @@ def agreement(net: PolicyNet, teacher, rules: Rules, tables: int, seed: int = 0,
                         torch.as_tensor(mask[start:start + 8192], device=device))
         chosen.append(logits.argmax(-1).cpu().numpy())
     net.train(was_training)
-    return agreement_of(np.concatenate(chosen), action, choice)
+    return agreement_of(np.concatenate(chosen), action, choice, obs)
 
 
 def imitate(net: PolicyNet, rules: Rules, config: TrainConfig, device: torch.device, log=print) -> dict[str, float]:
@@ -129,6 +160,7 @@ def imitate(net: PolicyNet, rules: Rules, config: TrainConfig, device: torch.dev
     if settings.held_out_tables:
         held = agreement(net, teacher, rules, settings.held_out_tables, seed=config.seed, device=device)
         log(f"held-out agreement with {settings.teacher} on card plays with a choice: {held['agreement']:.4f} "
-            f"({held['plays_with_choice']:,} plays; all {held['decisions']:,} decisions {held['agreement_all']:.4f})")
+            f"({held['plays_with_choice']:,} plays; up to equivalent cards {held['agreement_equivalent']:.4f}; "
+            f"all {held['decisions']:,} decisions {held['agreement_all']:.4f})")
         stats.update({f"held_out_{key}": float(value) for key, value in held.items()})
     return stats
