@@ -127,13 +127,13 @@ def level_entry(level: Level) -> dict[str, Any]:
     if level.kind == "imitation":
         imitation = meta.get("imitation") or {}
         settings = config.get("imitation") or {}
-        entry["training"].update({"teacher_decisions": imitation.get("decisions"),
+        entry["training"].update({"teacher_decisions": _count(imitation.get("decisions")),
                                   "seconds": imitation.get("seconds"),
                                   "epochs": settings.get("epochs"), "learning_rate": settings.get("learning_rate")})
         entry["agreement"] = {
             "plays_with_choice": imitation.get("held_out_agreement"),
             "up_to_equivalent_cards": imitation.get("held_out_agreement_equivalent"),
-            "held_out_plays": imitation.get("held_out_plays_with_choice"),
+            "held_out_plays": _count(imitation.get("held_out_plays_with_choice")),
             "all_decisions": imitation.get("held_out_agreement_all"),
             "meaning": f"share of the {level.imitates} bot's card plays with a choice (two or more legal cards), on "
                        "held-out hands, where the network's card (argmax) is the bot's; up_to_equivalent_cards also "
@@ -261,6 +261,11 @@ def measure(spec: Ladder, out: Path, deals: int, *, seed: int = 0, workers: int 
                     "interval lies below zero (the level is stronger)",
         },
     }
+
+
+def _count(value) -> int | None:
+    """A count stored as a float (a checkpoint's imitation figures) as an int."""
+    return None if value is None else int(value)
 
 
 def _per_deal(result, label: str, deals: int):
