@@ -16,7 +16,7 @@ shipped ``ppo-classic``.
 
 The figures come from the arena (:func:`measure`, ``hearts export --ladder classic --out DIR
 --measure --deals N``): every level and every bot it imitates against the same table of the
-reference opponent (three ``hard``) on the same deals; per level its points per hand with a 95%
+reference opponent (three ``hard``; one in the two-player game) on the same deals; per level its points per hand with a 95%
 interval, the paired difference to its bot, and the paired difference to the level below it
 (``step``: the level minus the one below, negative when it is stronger; "in order" when every
 step's interval lies below zero), and its panel score (the mean of its points per hand against three
@@ -86,6 +86,18 @@ LADDERS: dict[str, Ladder] = {
         Level("strong", POLICY_DIR / "ppo_classic.pt", POLICY_DIR / "ppo_classic.md", "trained",
               "the best network (ppo-classic): reinforcement learning (PPO) against a league of itself and "
               "the bots", config="configs/ppo_classic.yaml"),
+    )),
+    # The two-player game: the reference table is one hard (its easy and normal bots are close, about
+    # 0.3 points per hand apart: a level may step past its bot there, but never out of order).
+    "two_player": Ladder("two_player", "two_player", "hard", (
+        _imitation("two_player", "easy", "plays like the two-player easy bot: avoids taking points in the trick at hand"),
+        _imitation("two_player", "normal", "plays like the two-player normal bot: sheds dangerous cards, plays low, "
+                                           "watches the hearts (trumps)"),
+        _imitation("two_player", "hard", "plays like the two-player hard bot: remembers voids, spots a moon attempt and "
+                                         "defends"),
+        Level("strong", POLICY_DIR / "ppo_two_player.pt", POLICY_DIR / "ppo_two_player.md", "trained",
+              "the best two-player network (ppo-two-player): reinforcement learning (PPO) against a league of itself "
+              "and the bots", config="configs/ppo_two_player.yaml"),
     )),
 }
 
@@ -211,13 +223,14 @@ def measure(spec: Ladder, out: Path, deals: int, *, seed: int = 0, workers: int 
     bots = [level.imitates for level in spec.levels if level.imitates]
     entrants = [(level.name, f"onnx:{out / level.name / MODEL_FILE}") for level in spec.levels]
     entrants += [(f"{bot} bot", bot) for bot in bots]
-    log(f"measuring the {spec.name} ladder: {len(entrants)} tables against three {spec.opponent} on {deals} deals")
     rules = Rules.preset(spec.rules)
+    others = {1: "one", 2: "two", 3: "three"}.get(rules.num_players - 1, str(rules.num_players - 1))
+    log(f"measuring the {spec.name} ladder: {len(entrants)} tables against {others} {spec.opponent} on {deals} deals")
     result = head_to_head(entrants, spec.opponent, rules, deals=deals, seed=seed, workers=workers)
     panel_results = {spec.opponent: result}
     for opponent in PANEL:
         if opponent not in panel_results:
-            log(f"the panel: the levels against three {opponent}")
+            log(f"the panel: the levels against {others} {opponent}")
             panel_results[opponent] = head_to_head(entrants[:len(spec.levels)], opponent, rules, deals=deals,
                                                    seed=seed, workers=workers)
     figures: dict[str, Any] = {}
@@ -244,8 +257,8 @@ def measure(spec: Ladder, out: Path, deals: int, *, seed: int = 0, workers: int 
     steps = [entry["step"]["in_order"] for entry in figures.values() if "step" in entry]
     return {
         "levels": figures,
-        "opponent": f"three {spec.opponent}",
-        "panel": [f"three {opponent}" for opponent in PANEL],
+        "opponent": f"{others} {spec.opponent}",
+        "panel": [f"{others} {opponent}" for opponent in PANEL],
         "deals": deals,
         "seed": seed,
         "confidence": 0.95,
@@ -255,7 +268,7 @@ def measure(spec: Ladder, out: Path, deals: int, *, seed: int = 0, workers: int 
         "meaning": {
             "points_per_hand": "the level's penalty points per hand against the table (lower is better), 95% interval",
             "minus_bot": "the level's points minus its bot's, paired over the same deals at the same table",
-            "panel": "the mean of the level's points per hand against each panel table (three of one bot), on the "
+            "panel": "the mean of the level's points per hand against each panel table (every other seat one bot), on the "
                      "same deals; its interval over deals",
             "step": "the level's points minus the level below it, paired over the same deals; in_order when the "
                     "interval lies below zero (the level is stronger)",

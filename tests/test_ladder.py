@@ -126,10 +126,12 @@ def test_the_command_exports_a_ladder(tiny_ladder, tmp_path, monkeypatch, capsys
     assert exit_.value.code == 2 and "needs --out DIR" in capsys.readouterr().err
 
 
-def test_the_shipped_classic_ladder_is_easiest_first():
+def test_the_shipped_ladders_are_easiest_first():
     classic = LADDERS["classic"]
     assert [level.name for level in classic.levels] == ["easy", "normal", "hard", "strong"]
     assert [level.imitates for level in classic.levels] == ["easy", "normal", "hard", None]
+    two = LADDERS["two_player"]
+    assert (two.rules, [level.name for level in two.levels]) == ("two_player", ["easy", "normal", "hard", "strong"])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -233,3 +235,27 @@ def test_equivalent_cards_are_one_suit_with_nothing_outstanding_between():
     assert equivalent_cards(obs, a, b).tolist() == [case[3] for case in cases]
     measured = agreement_of(a, b, np.ones(len(cases), bool), obs)
     assert measured["agreement"] == pytest.approx(1 / 7) and measured["agreement_equivalent"] == pytest.approx(3 / 7)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(LADDERS))
+def test_the_shipped_ladder_exports_with_its_recorded_figures_and_plays_in_javascript(name, tmp_path):
+    """The shipped weights of every level: exported, levels.json with the recorded figures in order, every
+    level's golden picks equal in onnxruntime (Python) and, when Node is installed, in the JavaScript client."""
+    spec = LADDERS[name]
+    export_ladder(name, tmp_path, golden=8, log=lambda line: None)
+    levels = json.loads((tmp_path / "levels.json").read_text())
+    assert [entry["name"] for entry in levels["levels"]] == [level.name for level in spec.levels]
+    assert levels["arena"]["in_order"] and all(entry["arena"] for entry in levels["levels"])
+    for entry in levels["levels"]:
+        golden = json.loads((tmp_path / entry["golden"]).read_text())
+        obs, mask = seat_record.encode([case["record"] for case in golden["cases"]])
+        actions, _ = OnnxPolicyAgent(tmp_path / entry["model"]).policy(obs, mask)
+        assert actions.tolist() == [case["action"] for case in golden["cases"]]
+        if entry["kind"] == "imitation":
+            assert entry["agreement"]["plays_with_choice"] >= 0.9
+    client = Path(__file__).resolve().parent.parent / "clients" / "js"
+    if shutil.which("node") and (client / "node_modules" / "onnxruntime-node").is_dir():
+        run = subprocess.run(["node", "--test", "test/levels.test.js"], cwd=client, capture_output=True, text=True,
+                             timeout=300, env={**os.environ, "HEARTS_LEVELS_DIR": str(tmp_path)})
+        assert run.returncode == 0 and "# pass 2" in run.stdout, run.stdout[-4000:] + run.stderr[-2000:]
