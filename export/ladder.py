@@ -35,6 +35,12 @@ import shutil
 from pathlib import Path
 from typing import Any, Callable
 
+import numpy as np
+
+from eval import stats
+from eval.arena import head_to_head
+from hearts_env.rules import Rules
+
 from .model import MANIFEST_FILE, MODEL_FILE, ExportError, export_policy
 from .golden import GOLDEN_FILE
 
@@ -193,8 +199,6 @@ def export_ladder(name: str | Ladder, out_dir: str | Path, *, golden: int = 40, 
         figures = json.loads(recorded.read_text()) if recorded.is_file() else None
     for entry in entries:
         entry["arena"] = figures["levels"].get(entry["name"]) if figures else None
-    from hearts_env.rules import Rules
-
     levels = {
         "format": LEVELS_FORMAT,
         "format_version": LEVELS_VERSION,
@@ -214,12 +218,6 @@ def measure(spec: Ladder, out: Path, deals: int, *, seed: int = 0, workers: int 
     """Every exported level of ``out`` (``onnx:out/<level>/policy.onnx``) and every bot a level
     imitates, each against the reference table (three ``spec.opponent``), on the same ``deals`` deals:
     ``{"levels": {name: figures}, "deals", "opponent", "command", "in_order", ...}``."""
-    import numpy as np
-
-    from eval import stats
-    from eval.arena import head_to_head
-    from hearts_env.rules import Rules
-
     bots = [level.imitates for level in spec.levels if level.imitates]
     entrants = [(level.name, f"onnx:{out / level.name / MODEL_FILE}") for level in spec.levels]
     entrants += [(f"{bot} bot", bot) for bot in bots]
@@ -283,8 +281,6 @@ def _count(value) -> int | None:
 
 def _per_deal(result, label: str, deals: int):
     """Per-deal points per hand of the entrant ``label`` of an arena result (over its seatings)."""
-    from eval import stats
-
     games = result.games
     entrant = [e.label for e in result.plan.entrants].index(label)
     where = games.entrant == entrant
