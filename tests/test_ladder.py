@@ -259,3 +259,13 @@ def test_the_shipped_ladder_exports_with_its_recorded_figures_and_plays_in_javas
         run = subprocess.run(["node", "--test", "test/levels.test.js"], cwd=client, capture_output=True, text=True,
                              timeout=300, env={**os.environ, "HEARTS_LEVELS_DIR": str(tmp_path)})
         assert run.returncode == 0 and "# pass 2" in run.stdout, run.stdout[-4000:] + run.stderr[-2000:]
+
+
+def test_agreement_at_another_table_asks_the_teacher_in_the_agents_situations():
+    from train.imitation import agreement_at_table
+
+    easy, hard = make("easy", rules=CLASSIC), make("hard", rules=CLASSIC)
+    itself = agreement_at_table(easy, easy, CLASSIC, hard, tables=16)
+    assert itself["agreement"] == 1.0 and itself["plays_with_choice"] > 50
+    assert itself["decisions"] < 16 * 20  # only seat 0's decisions: 13 plays and 3 passes a hand at most
+    assert agreement_at_table(make("random", seed=1, rules=CLASSIC), easy, CLASSIC, hard, tables=16)["agreement"] < 0.8

@@ -117,6 +117,30 @@ def agreement(net: PolicyNet, teacher, rules: Rules, tables: int, seed: int = 0,
     return agreement_of(np.concatenate(chosen), action, choice, obs)
 
 
+def agreement_at_table(agent, teacher, rules: Rules, opponent, tables: int, seed: int = 0) -> dict[str, float]:
+    """The agreement of ``agent`` (any agent: a level's network) with ``teacher`` on the agent's own
+    decisions at another table: the agent in seat 0, ``opponent`` in the others, ``tables`` hands
+    (deals from :data:`HELD_OUT_SEED` + 1 + ``seed``). The bots decide from the observation alone, so
+    the teacher is asked what it would have played in each of the agent's situations. Where the
+    agent meets situations the teacher's own tables rarely produce, this is lower than
+    :func:`agreement`. Keys as :func:`agreement_of`."""
+    rng = np.random.default_rng([seed, 13])
+    state = engine.init_from_seeds(rules, deal.game_seeds(HELD_OUT_SEED + 1 + seed, tables),
+                                   rng.integers(len(rules.pass_cycle), size=tables), single_hand=True)
+    rows: list[tuple[np.ndarray, ...]] = []
+
+    def remember(step: loop.Decisions) -> None:
+        mine = step.agent == 0
+        if mine.any():
+            play = step.state.phase[step.rows][mine] == PLAY
+            rows.append((step.observation[mine], step.mask[mine], step.action[mine], play))
+
+    seats = np.array([0] + [1] * (rules.num_players - 1))
+    loop.play(state, [agent, opponent], seats, on_decision=remember)
+    obs, mask, action, play = (np.concatenate([row[i] for row in rows]) for i in range(4))
+    return agreement_of(action, teacher.act(obs, mask), play & (mask.sum(axis=1) > 1), obs)
+
+
 def imitate(net: PolicyNet, rules: Rules, config: TrainConfig, device: torch.device, log=print) -> dict[str, float]:
     settings = config.imitation
     teacher = make(settings.teacher, seed=config.seed, rules=rules)  # rules: a policy for other rules is refused
