@@ -50,8 +50,43 @@ def _shipped(filename: str):
     return factory
 
 
+#: The difficulty ladder's levels (``hearts export --ladder``, ``docs/export.md``), easiest first:
+#: ``level:easy``, ``level:normal`` and ``level:hard`` are networks trained to play like those bots
+#: (``agents/policies/levels/<game>_<level>.pt``), ``level:strong`` the game's shipped policy. Each
+#: game with a ladder (classic, two_player) has its own networks: the rules pick the ladder.
+LEVEL_NAMES = ("easy", "normal", "hard", "strong")
+LEVEL_DIR = POLICY_DIR / "levels"
+LADDER_POLICIES = {"classic": "ppo_classic.pt", "two_player": "ppo_two_player.pt"}  # each ladder's strong level
+
+
+def level_file(ladder: str, level: str) -> Path:
+    """The weights of ``level`` in ``ladder`` (a key of :data:`LADDER_POLICIES`)."""
+    return POLICY_DIR / LADDER_POLICIES[ladder] if level == "strong" else LEVEL_DIR / f"{ladder}_{level}.pt"
+
+
+def _level_agent(name: str, seed, rules):
+    from .checkpoint import CheckpointError, load_policy  # torch (the train extra)
+
+    if name not in LEVEL_NAMES:
+        raise AgentSpecError(f"level:NAME takes one of {', '.join(LEVEL_NAMES)}, got level:{name}")
+    refusals = []
+    for ladder in LADDER_POLICIES:  # the first ladder whose network plays these rules
+        path = level_file(ladder, name)
+        if not path.is_file():
+            continue
+        try:
+            agent = load_policy(path, rules=rules, seed=seed)
+        except CheckpointError as err:
+            refusals.append(str(err))
+            continue
+        agent.name = f"level:{name}"
+        return agent
+    raise AgentSpecError(f"level:{name} has no network for these rules" + (f" ({refusals[0]})" if refusals else ""))
+
+
 register_prefix("ckpt:", _checkpoint_agent, file="checkpoint")
 register_prefix("onnx:", _onnx_agent, file="ONNX model")
+register_prefix("level:", _level_agent, argument="NAME")
 _installed_policies: set[str] = set()  # shipped policies whose file is present
 for _spec, (_file, _preset) in SHIPPED_POLICIES.items():
     if (POLICY_DIR / _file).is_file():

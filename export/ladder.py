@@ -37,6 +37,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from agents import LEVEL_DIR, POLICY_DIR, level_file
 from eval import stats
 from eval.arena import head_to_head
 from hearts_env.rules import Rules
@@ -45,8 +46,6 @@ from .model import MANIFEST_FILE, MODEL_FILE, ExportError, export_policy
 from .golden import GOLDEN_FILE
 
 ROOT = Path(__file__).resolve().parent.parent
-POLICY_DIR = ROOT / "agents" / "policies"
-LEVEL_DIR = POLICY_DIR / "levels"
 
 LEVELS_FILE = "levels.json"
 FIGURES_FILE = "figures.json"
@@ -79,7 +78,8 @@ class Ladder:
 
 
 def _imitation(ladder: str, bot: str, description: str) -> Level:
-    return Level(bot, LEVEL_DIR / f"{ladder}_{bot}.pt", LEVEL_DIR / f"{ladder}_{bot}.md", "imitation",
+    weights = level_file(ladder, bot)
+    return Level(bot, weights, weights.with_suffix(".md"), "imitation",
                  description, imitates=bot, config=f"configs/levels/{ladder}_{bot}.yaml")
 
 
@@ -89,7 +89,7 @@ LADDERS: dict[str, Ladder] = {
         _imitation("classic", "normal", "plays like the normal bot: sheds dangerous cards, plays low, drops the "
                                         "queen of spades at the right moment, watches hearts"),
         _imitation("classic", "hard", "plays like the hard bot: remembers voids, spots a moon attempt and defends"),
-        Level("strong", POLICY_DIR / "ppo_classic.pt", POLICY_DIR / "ppo_classic.md", "trained",
+        Level("strong", level_file("classic", "strong"), POLICY_DIR / "ppo_classic.md", "trained",
               "the best network (ppo-classic): reinforcement learning (PPO) against a league of itself and "
               "the bots", config="configs/ppo_classic.yaml"),
     )),
@@ -101,7 +101,7 @@ LADDERS: dict[str, Ladder] = {
                                            "watches the hearts (trumps)"),
         _imitation("two_player", "hard", "plays like the two-player hard bot: remembers voids, spots a moon attempt and "
                                          "defends"),
-        Level("strong", POLICY_DIR / "ppo_two_player.pt", POLICY_DIR / "ppo_two_player.md", "trained",
+        Level("strong", level_file("two_player", "strong"), POLICY_DIR / "ppo_two_player.md", "trained",
               "the best two-player network (ppo-two-player): reinforcement learning (PPO) against a league of itself "
               "and the bots", config="configs/ppo_two_player.yaml"),
     )),

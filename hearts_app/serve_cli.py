@@ -13,7 +13,7 @@ import socket
 import sys
 from pathlib import Path
 
-from agents import AgentSpecError, builtin
+from agents import LADDER_POLICIES, LEVEL_NAMES, AgentSpecError, builtin, level_file
 
 from .errors import UsageError
 from .serve.batching import DEFAULT_MAX_PENDING, DEFAULT_SEARCH_TIME_LIMIT
@@ -27,8 +27,13 @@ DEFAULT_FIRST = ("random", "easy", "normal", "hard")
 
 
 def default_agents() -> list[str]:
+    """The bots, the shipped policies, then the difficulty ladder's levels (``level:easy`` ...
+    ``level:strong``) whose networks are installed, so an app that calls the service and an app
+    that runs the exported levels offer the same opponents."""
     named = builtin()
-    return [s for s in DEFAULT_FIRST if s in named] + [s for s in named if s not in DEFAULT_FIRST]
+    levels = [f"level:{name}" for name in LEVEL_NAMES
+              if any(level_file(ladder, name).is_file() for ladder in LADDER_POLICIES)]
+    return [s for s in DEFAULT_FIRST if s in named] + [s for s in named if s not in DEFAULT_FIRST] + levels
 
 
 def default_allowed_hosts(host: str) -> list[str]:

@@ -15,7 +15,7 @@ import pytest
 pytest.importorskip("onnxruntime")
 torch = pytest.importorskip("torch")
 
-from agents import make  # noqa: E402
+from agents import AgentSpecError, make  # noqa: E402
 from agents.checkpoint import save  # noqa: E402
 from agents.onnx_policy import OnnxPolicyAgent  # noqa: E402
 from agents.policy import PolicyNet  # noqa: E402
@@ -269,3 +269,49 @@ def test_agreement_at_another_table_asks_the_teacher_in_the_agents_situations():
     assert itself["agreement"] == 1.0 and itself["plays_with_choice"] > 50
     assert itself["decisions"] < 16 * 20  # only seat 0's decisions: 13 plays and 3 passes a hand at most
     assert agreement_at_table(make("random", seed=1, rules=CLASSIC), easy, CLASSIC, hard, tables=16)["agreement"] < 0.8
+
+
+# ---------------------------------------------------------------------------------------------
+# The levels as agent specs, and offered by hearts serve
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("preset", ["classic", "two_player"])
+def test_level_specs_play_their_ladders_networks(preset):
+    from agents import level_file
+    from agents.checkpoint import load_policy
+    from export.situations import sample_records
+
+    rules = Rules.preset(preset)
+    obs, mask = seat_record.encode(sample_records(rules, 40, seed=2))
+    for name in ("easy", "normal", "hard", "strong"):
+        agent = make(f"level:{name}", rules=rules)
+        expected = load_policy(level_file(preset, name), rules=rules).act(obs, mask)
+        assert np.array_equal(agent.act(obs, mask), expected), name
+        assert agent.name == f"level:{name}"
+
+
+def test_level_specs_refuse_unknown_levels_and_rules_without_a_ladder():
+    with pytest.raises(AgentSpecError, match="level:NAME takes one of easy, normal, hard, strong"):
+        make("level:expert")
+    with pytest.raises(AgentSpecError, match="level:easy has no network for these rules"):
+        make("level:easy", rules=Rules.preset("quick"))
+
+
+def test_hearts_serve_offers_the_levels(tmp_path):
+    pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient
+
+    from export.situations import sample_records
+    from hearts_app.serve.app import create_app
+    from hearts_app.serve_cli import default_agents
+
+    levels = [spec for spec in default_agents() if spec.startswith("level:")]
+    assert levels == ["level:easy", "level:normal", "level:hard", "level:strong"]
+    record = sample_records(Rules.preset("two_player"), 1, seed=3)[0]
+    with TestClient(create_app(levels, tmp_path)) as client:
+        listed = {a["spec"]: a for a in client.get("/api/v1/agents").json()["agents"]}
+        assert set(listed["level:easy"]["presets"]) == {"classic", "two_player"}
+        answer = client.post("/api/v1/act", json={"agent": "level:hard", "record": record}).json()
+        obs, mask = seat_record.encode([record])
+        assert answer["action"] == int(make("level:hard", rules=Rules.preset("two_player")).act(obs, mask)[0])
