@@ -18,7 +18,7 @@ browser's ``crypto.getRandomValues``, the games in its ``localStorage``.
 
 The opponents are the levels of the difficulty ladders given (``levels``: folders written by
 ``hearts export --ladder NAME --out DIR``, export/ladder.py; each level offered by its name, easiest
-first), then the exported policies shipped in ``agents/policies/<name>/`` (``policy.onnx`` and
+first, as ``level:<name>``, the server's names), then the exported policies shipped in ``agents/policies/<name>/`` (``policy.onnx`` and
 ``policy.json``) that are not already a level, offered as ``<name>`` with ``-`` for ``_``
 (``ppo-classic``); each plays the rules of its manifest. The random agent plays every rule set. The files are read from this repository (the page, ``clients/js``, and onnxruntime-web
 from ``clients/js/node_modules``, which ``scripts/setup_clients.sh`` installs).
@@ -80,7 +80,8 @@ def find_policies(policies_dir: Path = POLICIES_DIR) -> list[tuple[str, Path]]:
 
 
 def find_levels(ladder_dir: Path) -> list[tuple[str, Path, Path, str]]:
-    """``(name, model, manifest, description)`` of each level of a ladder export (its levels.json), easiest first."""
+    """``(spec, model, manifest, description)`` of each level of a ladder export (its levels.json), easiest
+    first; the spec is ``level:<name>``, as the server names the levels (agents.level_file)."""
     index = ladder_dir / "levels.json"
     try:
         levels = json.loads(index.read_text(encoding="utf-8"))
@@ -96,8 +97,15 @@ def find_levels(ladder_dir: Path) -> list[tuple[str, Path, Path, str]]:
             raise WebBuildError(f"{index}: a level without name, model and manifest") from None
         if not re.fullmatch(r"[a-z0-9][a-z0-9_-]*", name) or not model.is_file() or not manifest.is_file():
             raise WebBuildError(f"{index}: level {name!r} needs a plain name and its {model.name} and {manifest.name}")
-        out.append((name, model, manifest, str(level.get("description") or "")))
+        out.append((f"level:{name}", model, manifest, str(level.get("description") or "")))
     return out
+
+
+def _rules_name(manifest: Path) -> str | None:
+    try:
+        return json.loads(manifest.read_text(encoding="utf-8")).get("rules", {}).get("name")
+    except (OSError, ValueError, AttributeError) as err:
+        raise WebBuildError(f"{manifest} is not a policy manifest ({err})") from None
 
 
 def build_web(out: str | Path, page_dir: Path = PAGE_DIR, client_dir: Path = CLIENT_DIR,
@@ -127,9 +135,11 @@ def build_web(out: str | Path, page_dir: Path = PAGE_DIR, client_dir: Path = CLI
     for spec, folder in find_policies(policies_dir):
         if hashlib.sha256((folder / "policy.onnx").read_bytes()).hexdigest() not in taken:
             offered.append((spec, folder / "policy.onnx", folder / "policy.json", ""))
-    names = [spec for spec, *_ in offered]
-    if len(set(names)) != len(names) or "random" in names:
-        raise WebBuildError(f"two opponents share a name ({', '.join(names)}; random is the random agent's)")
+    games = [(spec, _rules_name(manifest)) for spec, _, manifest, _ in offered]
+    if len(set(games)) != len(games) or "random" in dict(games):
+        raise WebBuildError(f"two opponents share a name for the same rules ({', '.join(map(str, games))}; "
+                            "random is the random agent's)")
+    names = list(dict.fromkeys(spec for spec, _ in games))
     if not offered:
         raise WebBuildError(f"no exported policy in {policies_dir} (a folder with policy.onnx and policy.json): "
                             "hearts export CHECKPOINT --out agents/policies/NAME writes one")
@@ -151,12 +161,13 @@ def build_web(out: str | Path, page_dir: Path = PAGE_DIR, client_dir: Path = CLI
 
     entries = []
     for spec, model, manifest_file, description in offered:
-        manifest = json.loads(manifest_file.read_text(encoding="utf-8"))
-        (out / "models" / spec).mkdir(parents=True)
-        shutil.copy2(model, out / "models" / spec / "policy.onnx")
-        shutil.copy2(manifest_file, out / "models" / spec / "policy.json")
-        entries.append({"spec": spec, "model": f"{spec}/policy.onnx", "manifest": f"{spec}/policy.json",
-                        "rules": manifest.get("rules", {}).get("name"), "description": description})
+        rules = _rules_name(manifest_file)
+        folder = re.sub(r"[^A-Za-z0-9_-]", "-", f"{spec}-{rules}" if spec.startswith("level:") else spec)
+        (out / "models" / folder).mkdir(parents=True)
+        shutil.copy2(model, out / "models" / folder / "policy.onnx")
+        shutil.copy2(manifest_file, out / "models" / folder / "policy.json")
+        entries.append({"spec": spec, "model": f"{folder}/policy.onnx", "manifest": f"{folder}/policy.json",
+                        "rules": rules, "description": description})
     (out / "models" / "models.json").write_text(
         json.dumps({"format": MODELS_FORMAT, "version": 1, "models": entries}, indent=1) + "\n", encoding="utf-8")
     (out / "index.html").write_text(html, encoding="utf-8")

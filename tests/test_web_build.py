@@ -118,13 +118,16 @@ def test_build_offers_a_ladders_levels_first(site, tmp_path):
     from hearts_app import cli
 
     assert cli.main(["export", "--web", str(out), "--levels", str(ladder)]) == 0
-    assert json.loads((out / "models" / "models.json").read_text())["models"][0]["spec"] == "easy"
+    assert json.loads((out / "models" / "models.json").read_text())["models"][0]["spec"] == "level:easy"
     written = build_web(out, levels=[ladder])
-    assert written["models"] == ["easy", "strong"]
+    assert written["models"] == ["level:easy", "level:strong"]
     models = json.loads((out / "models" / "models.json").read_text())["models"]
-    assert [(m["spec"], m["rules"], m["description"]) for m in models] == [
-        ("easy", "classic", "the easy level"), ("strong", "classic", "the strong level")]
-    assert (out / "models" / "strong" / "policy.onnx").read_bytes() == (shipped / "policy.onnx").read_bytes()
+    assert [(m["spec"], m["model"], m["rules"], m["description"]) for m in models] == [
+        ("level:easy", "level-easy-classic/policy.onnx", "classic", "the easy level"),
+        ("level:strong", "level-strong-classic/policy.onnx", "classic", "the strong level")]
+    assert (out / "models" / models[1]["model"]).read_bytes() == (shipped / "policy.onnx").read_bytes()
+    with pytest.raises(WebBuildError, match="share a name for the same rules"):
+        build_web(out, levels=[ladder, ladder])
     (ladder / "levels.json").write_text("{}")
     with pytest.raises(WebBuildError, match="not a ladder's levels.json"):
         build_web(out, levels=[ladder])

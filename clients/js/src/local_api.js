@@ -311,7 +311,9 @@ export class LocalApi {
   constructor({ agents, storage = globalThis.localStorage, randomBelow = cryptoRandomBelow, dealer = null } = {}) {
     if (!agents || !agents.length) throw new Error('LocalApi: no agents offered');
     if (!storage) throw new Error('LocalApi: no storage (give memoryStorage() outside a browser)');
-    this.agents = new Map(agents.map((a) => [a.spec, a]));
+    // One spec may name several agents, each for other rules (a ladder's level:easy of every game).
+    this.agents = new Map();
+    for (const agent of agents) this.agents.set(agent.spec, [...(this.agents.get(agent.spec) ?? []), agent]);
     this.storage = storage;
     this.randomBelow = randomBelow;
     this.dealer = dealer;
@@ -322,12 +324,14 @@ export class LocalApi {
     return [...this.agents.keys()];
   }
 
+  /** The agent of `spec` that plays `rules`, or undefined. */
+  agentFor(spec, rules) {
+    return (this.agents.get(spec) ?? []).find((a) => a.rules === null || sameGame(a.rules, rules));
+  }
+
   /** The offered agents that play `rules`, in offered order. */
   playing(rules) {
-    return this.offered.filter((spec) => {
-      const r = this.agents.get(spec).rules;
-      return r === null || sameGame(r, rules);
-    });
+    return this.offered.filter((spec) => this.agentFor(spec, rules));
   }
 
   /** The options of newGame / nextHand for hand `handNumber`: a random deal, or the dealer's. */
@@ -395,7 +399,7 @@ export class LocalApi {
    */
   defaultOpponents(rules) {
     const playing = this.playing(rules);
-    const pool = playing.filter((spec) => this.agents.get(spec).rules !== null);
+    const pool = playing.filter((spec) => this.agentFor(spec, rules).rules !== null);
     const from = pool.length ? pool : (playing.length ? playing : this.offered);
     const n = rules.num_players - 1;
     return Array.from({ length: n }, (_, i) => from[Math.min(i, from.length - 1)]);
@@ -421,9 +425,9 @@ export class LocalApi {
       if (typeof spec !== 'string' || !this.agents.has(spec)) {
         throw new ApiError(422, `opponents: ${JSON.stringify(spec)} is not offered here; offered: ${this.offered.join(', ')}`);
       }
-      const trained = this.agents.get(spec).rules;
-      if (trained !== null && !sameGame(trained, rules)) {
-        throw new ApiError(422, `opponents: ${spec} was trained for the '${trained.name}' rules and cannot play the '${rules.name}' rules`);
+      if (!this.agentFor(spec, rules)) {
+        const trained = this.agents.get(spec).map((a) => `'${a.rules.name}'`).join(', ');
+        throw new ApiError(422, `opponents: ${spec} was trained for the ${trained} rules and cannot play the '${rules.name}' rules`);
       }
     }
     opponents = [...opponents];
@@ -484,7 +488,7 @@ export class LocalApi {
       const spec = entry.opponents[seat - 1];
       let card;
       try {
-        card = await this.agents.get(spec).choose(g);
+        card = await this.agentFor(spec, g.rules).choose(g);
       } catch (err) { // the game stays at that agent's turn (the caller saves it): a later card tries again
         throw new ApiError(500, `the opponent at seat ${seat} (${spec}) failed: ${err.name}: ${String(err.message).split('\n')[0]}`);
       }
@@ -523,7 +527,7 @@ export class LocalApi {
     }
     if (entry.game.phase !== 'over') {
       for (const spec of entry.opponents) {
-        if (!this.agents.has(spec)) {
+        if (!this.agentFor(spec, entry.game.rules)) {
           throw new ApiError(409, `game ${id} cannot be continued: its opponent '${spec}' is not offered here (offered: ${this.offered.join(', ')})`);
         }
       }

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as ort from 'onnxruntime-node';
 import { loadPolicy } from '../src/hearts.js';
+import { PRESETS } from '../src/engine.js';
 import { LocalApi, memoryStorage, policyAgent, randomAgent } from '../src/local_api.js';
 
 const fixtures = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures');
@@ -292,4 +293,25 @@ test('a policy loads once, at warm() or its first card, and again after a load t
   agent.warm();
   await new Promise((resolve) => setTimeout(resolve, 50));
   assert.equal(loads, 3);
+});
+
+test('a spec may name one agent per rules (a ladder level of the classic and of the two-player game)', async () => {
+  const classic = JSON.parse(readFileSync(path.join(fixtures, 'policy.json'), 'utf8'));
+  const two = { ...classic, rules: { ...classic.rules, ...PRESETS.two_player } };
+  const played = [];
+  const agent = (manifest) => ({ spec: 'level:easy', rules: manifest.rules, async choose(game) {
+    played.push(game.rules.name);
+    return randomAgent().choose(game);
+  } });
+  const api = new LocalApi({ agents: [agent(classic), agent(two), randomAgent()], storage: memoryStorage() });
+  const options = (await call(api, 'GET', 'options')).body;
+  assert.deepEqual(options.agents, ['level:easy', 'random']);
+  assert.deepEqual(options.agents_by_preset, { classic: ['level:easy', 'random'], quick: ['random'], long: ['random'],
+    two_player: ['level:easy', 'random'] });
+  const v = (await call(api, 'POST', 'games', { preset: 'two_player' })).body;
+  assert.deepEqual(v.players.map((p) => p.name), ['You', 'level:easy']);
+  await call(api, 'POST', `games/${v.id}/play`, { card: v.legal[0] });
+  assert.ok(played.length && played.every((name) => name === 'two_player'));
+  const refused = await call(api, 'POST', 'games', { preset: 'quick', opponents: ['level:easy', 'random', 'random'] });
+  assert.match(refused.body.detail, /^opponents: level:easy was trained for the 'classic', 'two_player' rules/);
 });
