@@ -105,6 +105,21 @@ _JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _OPENING, _CLOSING = np.frombuffer(b"[{", np.uint8), np.frombuffer(b"]}", np.uint8)
 
 
+def body_then(body: bytes, receive):
+    """An ASGI ``receive`` that gives the app ``body`` (already read whole by a middleware) as one
+    message, then whatever ``receive`` brings (a disconnect)."""
+    given = False
+
+    async def replay():
+        nonlocal given
+        if not given:
+            given = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
 def nested_too_deeply(body: bytes, limit: int = MAX_DEPTH) -> bool:
     """Whether the JSON text ``body`` nests arrays and objects more than ``limit`` deep (brackets
     inside strings do not count). Vectorised: at most 64 KiB arrive here, on every request."""
@@ -207,16 +222,7 @@ class BodyLimit:
             await self._refuse(scope, receive, send, 422, f"the body is not JSON this API reads: arrays and objects "
                                                           f"nested more than {MAX_DEPTH} levels deep")
             return
-        replayed = False
-
-        async def replay():
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": bytes(body), "more_body": False}
-            return await receive()
-
-        await self.app(scope, replay, send)
+        await self.app(scope, body_then(bytes(body), receive), send)
 
     def _too_large(self, size: int | None) -> str:
         got = f" ({size:,} bytes)" if size is not None else ""
@@ -260,16 +266,7 @@ class ActRoute:
             return
         call = self._call(scope, bytes(body))
         if call is None:
-            replayed = False
-
-            async def replay():
-                nonlocal replayed
-                if not replayed:
-                    replayed = True
-                    return {"type": "http.request", "body": bytes(body), "more_body": False}
-                return await receive()
-
-            await self.app(scope, replay, send)
+            await self.app(scope, body_then(bytes(body), receive), send)
             return
         try:
             response = JSONResponse(await self.service.act(*call))
