@@ -335,60 +335,69 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-def test_static_build_plays_in_chromium(site, tmp_path):
+#: The page is waiting for the player (or shows a dialog, or the game is over).
+IDLE = "['your-turn', 'over', 'dialog'].includes(document.body.dataset.state)"
+
+
+@pytest.fixture
+def served_site(site):
+    """The build served by Python's http.server (as a user would serve it): the page's URL, fastest pace."""
     if CHROMIUM is None:
         pytest.skip("chromium is not installed (scripts/setup_clients.sh installs it); the browser test needs it")
-    sync_api = pytest.importorskip("playwright.sync_api")
     out, _ = site
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(out)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_address[1]}/?fast=1"
-    idle = "['your-turn', 'over', 'dialog'].includes(document.body.dataset.state)"
-    errors: list[str] = []
     try:
-        with sync_api.sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu",
-                                                                        "--disable-dev-shm-usage"])
-            page = browser.new_page(viewport={"width": 390, "height": 844})
-            page.on("pageerror", lambda err: errors.append(str(err)))
-            api_requests: list[str] = []
-            page.on("request", lambda request: api_requests.append(request.url) if "/api/" in request.url else None)
-            page.goto(url)
-            page.wait_for_selector("body[data-state=setup]", timeout=30_000)
-            assert page.eval_on_selector_all("#opponents select", "ss => ss.map(s => s.value)") == ["ppo-classic"] * 3
-            page.click("#start")
-            page.wait_for_function(idle, timeout=30_000)
-            game = page.url.split("game=")[1].split("&")[0]
-            hand = page.eval_on_selector_all("#hand button.card", "bs => bs.map(b => b.dataset.card)")
-            assert len(hand) == 13 and page.evaluate("document.body.dataset.phase") == "pass"
-            for card in hand[:3]:
-                type_card(page, card)
-            page.click("#pass-confirm")
-            played = []
-            for _ in range(4):
-                page.wait_for_function(idle, timeout=30_000)
-                legal = page.eval_on_selector_all("#hand button.card.legal", "bs => bs.map(b => b.dataset.card)")
-                assert legal and page.evaluate("document.body.dataset.phase") == "play"
-                type_card(page, legal[0])
-                page.wait_for_function(
-                    "card => document.body.dataset.state !== 'your-turn' ||"
-                    " ![...document.querySelectorAll('#hand button.card')].some(b => b.dataset.card === card)",
-                    arg=legal[0], timeout=30_000)
-                played.append(legal[0])
-            page.wait_for_function(idle, timeout=30_000)
-            log = page.eval_on_selector_all("#log li", "ls => ls.map(l => l.textContent)")
-            assert any(line.startswith(("West plays", "North plays", "East plays")) for line in log), log[-10:]
-            left = page.eval_on_selector_all("#hand button.card", "bs => bs.map(b => b.dataset.card)")
-            page.reload()  # the game is in the browser's storage: a reload continues it
-            page.wait_for_function(idle, timeout=30_000)
-            assert game in page.url
-            assert page.eval_on_selector_all("#hand button.card", "bs => bs.map(b => b.dataset.card)") == left
-            stored = page.evaluate("JSON.parse(localStorage.getItem('hearts-lab-local-games'))")
-            assert stored == [game]
-            browser.close()
+        yield f"http://127.0.0.1:{server.server_address[1]}/?fast=1"
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_static_build_plays_in_chromium(served_site, tmp_path):
+    sync_api = pytest.importorskip("playwright.sync_api")
+    url = served_site
+    errors: list[str] = []
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu",
+                                                                    "--disable-dev-shm-usage"])
+        page = browser.new_page(viewport={"width": 390, "height": 844})
+        page.on("pageerror", lambda err: errors.append(str(err)))
+        api_requests: list[str] = []
+        page.on("request", lambda request: api_requests.append(request.url) if "/api/" in request.url else None)
+        page.goto(url)
+        page.wait_for_selector("body[data-state=setup]", timeout=30_000)
+        assert page.eval_on_selector_all("#opponents select", "ss => ss.map(s => s.value)") == ["ppo-classic"] * 3
+        page.click("#start")
+        page.wait_for_function(IDLE, timeout=30_000)
+        game = page.url.split("game=")[1].split("&")[0]
+        hand = page.eval_on_selector_all("#hand button.card", "bs => bs.map(b => b.dataset.card)")
+        assert len(hand) == 13 and page.evaluate("document.body.dataset.phase") == "pass"
+        for card in hand[:3]:
+            type_card(page, card)
+        page.click("#pass-confirm")
+        played = []
+        for _ in range(4):
+            page.wait_for_function(IDLE, timeout=30_000)
+            legal = page.eval_on_selector_all("#hand button.card.legal", "bs => bs.map(b => b.dataset.card)")
+            assert legal and page.evaluate("document.body.dataset.phase") == "play"
+            type_card(page, legal[0])
+            page.wait_for_function(
+                "card => document.body.dataset.state !== 'your-turn' ||"
+                " ![...document.querySelectorAll('#hand button.card')].some(b => b.dataset.card === card)",
+                arg=legal[0], timeout=30_000)
+            played.append(legal[0])
+        page.wait_for_function(IDLE, timeout=30_000)
+        log = page.eval_on_selector_all("#log li", "ls => ls.map(l => l.textContent)")
+        assert any(line.startswith(("West plays", "North plays", "East plays")) for line in log), log[-10:]
+        left = page.eval_on_selector_all("#hand button.card", "bs => bs.map(b => b.dataset.card)")
+        page.reload()  # the game is in the browser's storage: a reload continues it
+        page.wait_for_function(IDLE, timeout=30_000)
+        assert game in page.url
+        assert page.eval_on_selector_all("#hand button.card", "bs => bs.map(b => b.dataset.card)") == left
+        stored = page.evaluate("JSON.parse(localStorage.getItem('hearts-lab-local-games'))")
+        assert stored == [game]
+        browser.close()
     assert not errors, errors
     assert not api_requests, f"requests to the API reached the network: {api_requests[:3]}"
 
@@ -404,70 +413,60 @@ def type_card(page, card: str) -> None:
     {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True},
     {"viewport": {"width": 1280, "height": 800}},
 ], ids=["phone", "desktop"])
-def test_static_build_plays_a_whole_quick_game_in_chromium(site, tmp_path, screen):
+def test_static_build_plays_a_whole_quick_game_in_chromium(served_site, tmp_path, screen):
     """A whole quick game (to 50) against the random agent, at the fastest pace, on a phone and a
     desktop: the hand summaries, the game over dialog and the record, downloaded from the page's link
     with no server."""
-    if CHROMIUM is None:
-        pytest.skip("chromium is not installed (scripts/setup_clients.sh installs it); the browser test needs it")
     sync_api = pytest.importorskip("playwright.sync_api")
-    out, _ = site
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(out)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_address[1]}/?fast=1"
-    idle = "['your-turn', 'over', 'dialog'].includes(document.body.dataset.state)"
+    url = served_site
     errors: list[str] = []
     summaries = plays = 0
-    try:
-        with sync_api.sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu",
-                                                                        "--disable-dev-shm-usage"])
-            page = browser.new_page(**screen, accept_downloads=True)
-            page.on("pageerror", lambda err: errors.append(str(err)))
-            page.goto(url)
-            page.wait_for_selector("body[data-state=setup]", timeout=30_000)
-            page.select_option("#preset", "quick")
-            assert page.eval_on_selector_all("#opponents select", "ss => ss.map(s => s.value)") == ["random"] * 3
-            page.click("#start")
-            for _ in range(600):
-                page.wait_for_function(idle, timeout=30_000)
-                state = page.evaluate("document.body.dataset.state")
-                if state == "over":
-                    break
-                if state == "dialog":
-                    page.click("#summary-next")
-                    summaries += 1
-                    continue
-                hand = page.eval_on_selector_all("#hand button.card", "bs => bs.map(b => b.dataset.card)")
-                if page.evaluate("document.body.dataset.phase") == "pass":
-                    for card in hand[:3]:
-                        type_card(page, card)
-                    page.click("#pass-confirm")
-                    page.wait_for_function("document.body.dataset.phase !== 'pass' || document.body.dataset.state !== 'your-turn'",
-                                           timeout=30_000)
-                    continue
-                legal = page.eval_on_selector_all("#hand button.card.legal", "bs => bs.map(b => b.dataset.card)")
-                type_card(page, legal[-1])
-                page.wait_for_function(
-                    "card => document.body.dataset.state !== 'your-turn' ||"
-                    " ![...document.querySelectorAll('#hand button.card')].some(b => b.dataset.card === card)",
-                    arg=legal[-1], timeout=30_000)
-                plays += 1
-            assert page.evaluate("document.body.dataset.state") == "over"
-            sync_api.expect(page.locator("#gameover")).to_be_visible()
-            game = page.url.split("game=")[1].split("&")[0]
-            view = page.evaluate(f"fetch('api/v1/games/{game}').then(r => r.json())")
-            assert view["phase"] == "over" and max(view["scores"]) >= 50
-            shown = [int(x) for x in page.locator("#gameover td:nth-child(3)").all_inner_texts()]
-            assert shown == view["scores"]
-            with page.expect_download() as download:
-                page.click("#record-link-over")
-            record = json.loads(Path(download.value.path()).read_text())
-            assert record["type"] == "game" and record["scores"] == view["scores"]
-            assert len(record["hands"]) == summaries + 1 == view["hand_number"] + 1
-            browser.close()
-    finally:
-        server.shutdown()
-        server.server_close()
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu",
+                                                                    "--disable-dev-shm-usage"])
+        page = browser.new_page(**screen, accept_downloads=True)
+        page.on("pageerror", lambda err: errors.append(str(err)))
+        page.goto(url)
+        page.wait_for_selector("body[data-state=setup]", timeout=30_000)
+        page.select_option("#preset", "quick")
+        assert page.eval_on_selector_all("#opponents select", "ss => ss.map(s => s.value)") == ["random"] * 3
+        page.click("#start")
+        for _ in range(600):
+            page.wait_for_function(IDLE, timeout=30_000)
+            state = page.evaluate("document.body.dataset.state")
+            if state == "over":
+                break
+            if state == "dialog":
+                page.click("#summary-next")
+                summaries += 1
+                continue
+            hand = page.eval_on_selector_all("#hand button.card", "bs => bs.map(b => b.dataset.card)")
+            if page.evaluate("document.body.dataset.phase") == "pass":
+                for card in hand[:3]:
+                    type_card(page, card)
+                page.click("#pass-confirm")
+                page.wait_for_function("document.body.dataset.phase !== 'pass' || document.body.dataset.state !== 'your-turn'",
+                                       timeout=30_000)
+                continue
+            legal = page.eval_on_selector_all("#hand button.card.legal", "bs => bs.map(b => b.dataset.card)")
+            type_card(page, legal[-1])
+            page.wait_for_function(
+                "card => document.body.dataset.state !== 'your-turn' ||"
+                " ![...document.querySelectorAll('#hand button.card')].some(b => b.dataset.card === card)",
+                arg=legal[-1], timeout=30_000)
+            plays += 1
+        assert page.evaluate("document.body.dataset.state") == "over"
+        sync_api.expect(page.locator("#gameover")).to_be_visible()
+        game = page.url.split("game=")[1].split("&")[0]
+        view = page.evaluate(f"fetch('api/v1/games/{game}').then(r => r.json())")
+        assert view["phase"] == "over" and max(view["scores"]) >= 50
+        shown = [int(x) for x in page.locator("#gameover td:nth-child(3)").all_inner_texts()]
+        assert shown == view["scores"]
+        with page.expect_download() as download:
+            page.click("#record-link-over")
+        record = json.loads(Path(download.value.path()).read_text())
+        assert record["type"] == "game" and record["scores"] == view["scores"]
+        assert len(record["hands"]) == summaries + 1 == view["hand_number"] + 1
+        browser.close()
     assert not errors, errors
     assert plays >= 13 * (summaries + 1) - 1
