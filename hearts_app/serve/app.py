@@ -105,6 +105,25 @@ _JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _OPENING, _CLOSING = np.frombuffer(b"[{", np.uint8), np.frombuffer(b"]}", np.uint8)
 
 
+class BodyTooLarge(Exception):
+    """A request body that grew past the limit :func:`read_body` was given."""
+
+
+async def read_body(receive, limit: int | None = None) -> bytes | None:
+    """The request body read whole from an ASGI ``receive``; None when the client went away.
+    Raises :class:`BodyTooLarge` as soon as it grows past ``limit`` bytes."""
+    body, more = bytearray(), True
+    while more:
+        message = await receive()
+        if message["type"] != "http.request":  # the client went away
+            return None
+        body += message.get("body", b"")
+        if limit is not None and len(body) > limit:
+            raise BodyTooLarge
+        more = message.get("more_body", False)
+    return bytes(body)
+
+
 def body_then(body: bytes, receive):
     """An ASGI ``receive`` that gives the app ``body`` (already read whole by a middleware) as one
     message, then whatever ``receive`` brings (a disconnect)."""
@@ -208,21 +227,18 @@ class BodyLimit:
             if size > self.limit:
                 await self._refuse(scope, receive, send, 413, self._too_large(size))
                 return
-        body, more = bytearray(), True
-        while more:
-            message = await receive()
-            if message["type"] != "http.request":  # the client went away
-                return
-            body += message.get("body", b"")
-            if len(body) > self.limit:
-                await self._refuse(scope, receive, send, 413, self._too_large(None))
-                return
-            more = message.get("more_body", False)
-        if nested_too_deeply(bytes(body)):
+        try:
+            body = await read_body(receive, self.limit)
+        except BodyTooLarge:
+            await self._refuse(scope, receive, send, 413, self._too_large(None))
+            return
+        if body is None:
+            return
+        if nested_too_deeply(body):
             await self._refuse(scope, receive, send, 422, f"the body is not JSON this API reads: arrays and objects "
                                                           f"nested more than {MAX_DEPTH} levels deep")
             return
-        await self.app(scope, body_then(bytes(body), receive), send)
+        await self.app(scope, body_then(body, receive), send)
 
     def _too_large(self, size: int | None) -> str:
         got = f" ({size:,} bytes)" if size is not None else ""
@@ -251,22 +267,18 @@ class ActRoute:
         if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] != self.path:
             await self.app(scope, receive, send)
             return
-        body, more = bytearray(), True
-        while more:
-            message = await receive()
-            if message["type"] != "http.request":  # the client went away
-                return
-            body += message.get("body", b"")
-            more = message.get("more_body", False)
+        body = await read_body(receive)
+        if body is None:
+            return
         try:
             self.service.refuse_if_busy()  # (before the body is read as JSON: a refusal costs little)
         except BotError as err:
             response = JSONResponse({"detail": err.detail}, status_code=err.status, headers=err.headers)
             await response(scope, receive, send)
             return
-        call = self._call(scope, bytes(body))
+        call = self._call(scope, body)
         if call is None:
-            await self.app(scope, body_then(bytes(body), receive), send)
+            await self.app(scope, body_then(body, receive), send)
             return
         try:
             response = JSONResponse(await self.service.act(*call))
