@@ -88,10 +88,6 @@ class SeatView:
         observation holds them as shares of it)."""
         return np.rint(self.scores * target_score).astype(np.int64)
 
-    def cards_out(self) -> np.ndarray:
-        """``[N]`` uint64 the cards of the deck that are neither mine nor played."""
-        return self.deck & ~self.hand & ~self.played
-
 
 def read(observation: np.ndarray, action_mask: np.ndarray | None = None) -> SeatView:
     """The :class:`SeatView` of each observation ``[N, OBS_DIM]`` (or one ``[OBS_DIM]``), with its

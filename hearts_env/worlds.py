@@ -332,14 +332,16 @@ def deal_seat_views(rules: Rules, view: SeatView, k: int, rng: np.random.Generat
         raise ValueError(f"deal_seat_views: the views are not of {p}-player games as the rules ({rules.name}) say")
     n = view.n * k
     rep = lambda a: np.repeat(a, k, axis=0)  # noqa: E731
-    offsets = list(rules.pass_offsets)
-    hand_of_offset = {int(o): offsets.index(o) for o in set(offsets)}  # a hand number giving each pass
+    # A hand number giving each pass offset (0 for an offset the rules never pass by).
+    hand_of_offset = np.zeros(p, dtype=np.int64)
+    for hand, o in reversed(list(enumerate(rules.pass_offsets))):  # (the first hand of each offset)
+        hand_of_offset[o] = hand
     offset = rep(view.pass_offset)
 
     state = State.empty(rules, n)
     state.phase[:] = PLAY
     state.current_player[:] = 0
-    state.hand_number[:] = [hand_of_offset.get(int(o), 0) for o in offset]
+    state.hand_number[:] = hand_of_offset[offset]
     state.final_hand[:] = state.hand_number  # one hand: stop after it
     state.scores[:] = rep(view.score_points(rules.target_score)[:, :p])
     played = rep(view.played_by[:, :p])
