@@ -52,6 +52,7 @@ import functools
 import numpy as np
 
 from . import cards
+from .compiled import jit
 from .rules import Rules
 from .seat_view import SeatView
 from .state import PASS, PLAY, State
@@ -182,12 +183,14 @@ def _check(mask: np.ndarray, room: np.ndarray, holder_set: np.ndarray) -> None:
 
 
 def place(hidden: np.ndarray, room: np.ndarray, may_hold: np.ndarray, rng: np.random.Generator,
-          belief: np.ndarray | None = None) -> np.ndarray:
-    """``[N, H]`` uint64: the hidden cards of each world dealt to its holders at random.
+          belief: np.ndarray | None = None, copies: int = 1) -> np.ndarray:
+    """``[N * copies, H]`` uint64: the hidden cards of each problem dealt to its holders at random,
+    ``copies`` worlds per problem (problem ``g``'s are rows ``g*copies .. g*copies+copies-1``; the
+    same worlds as placing each problem repeated ``copies`` times, for less work).
 
     Every hidden card goes to exactly one holder that may hold it, and holder h receives exactly
     ``room[:, h]`` cards (the module docstring has the method). Raises :class:`NoConsistentWorld`
-    when some world has no such placement.
+    when some problem has no such placement (its ``game`` is the row of its first world).
 
     ``belief`` ``[N, 52, H]`` (optional): how likely each holder is to hold each card, from a model
     of the players (``agents.belief``). A card then goes to holder h in proportion to
@@ -197,7 +200,11 @@ def place(hidden: np.ndarray, room: np.ndarray, may_hold: np.ndarray, rng: np.ra
     that keep the rest placeable.
     """
     mask, room, may_hold, holder_set = _problem(hidden, room, may_hold)
-    _check(mask, room, holder_set)
+    try:
+        _check(mask, room, holder_set)
+    except NoConsistentWorld as err:
+        err.game *= copies
+        raise
     n, h = room.shape
     if belief is not None:
         belief = np.asarray(belief, dtype=np.float64)
@@ -206,36 +213,71 @@ def place(hidden: np.ndarray, room: np.ndarray, may_hold: np.ndarray, rng: np.ra
         # A holder the belief rules out entirely may still be the only one left: never weigh 0.
         belief = np.maximum(belief, 1e-6) / np.maximum(room, 1)[:, None, :]
     member, within = _subset_tables(h)
-    rows = np.arange(n)
-    room = room.copy()
     # Slack of each set S of holders: its room less the unplaced cards only holders in S may hold.
     # Hall's condition is "no slack is negative"; a holder in a set without slack cannot take a
     # card that holders outside the set could also take (the set's own cards would not fit).
     slack = room @ member - _set_counts(mask, holder_set, h) @ within  # [N, 2**H]
-    in_set = member.T.astype(np.float32)  # [2**H, H] (a float product is the fastest "any")
     freedom = may_hold.sum(axis=2)  # [N, 52]
+    if copies != 1:  # what is the same for every copy is worked out once, then repeated
+        rep = lambda a: np.repeat(a, copies, axis=0)  # noqa: E731
+        mask, room, may_hold, holder_set, slack, freedom = map(rep, (mask, room, may_hold, holder_set, slack, freedom))
+        belief = None if belief is None else rep(belief)
+        n *= copies
+    else:
+        room = room.copy()
     key = np.where(mask, freedom + rng.random(mask.shape), np.inf)
     order = np.argsort(key, axis=1)  # most constrained first, random order among equals
     steps = int(mask.sum(axis=1).max(initial=0))
     draws = rng.random((steps, n))
     hands = np.zeros((n, h), dtype=np.uint64)
-    for j in range(steps):
-        c = order[:, j]
-        live = mask[rows, c]
-        slack += within[holder_set[rows, c]] * live[:, None]  # the card is no longer unplaced
-        blocked = ((slack == 0).astype(np.float32) @ in_set) > 0  # [N, H] in some set without slack
-        ok = may_hold[rows, c] & (room > 0) & ~blocked
-        weight = np.where(ok, room if belief is None else room * belief[rows, c], 0)
-        cum = np.cumsum(weight, axis=1)
-        if (live & (cum[:, -1] == 0)).any():  # cannot happen once the check passed
-            g = int((live & (cum[:, -1] == 0)).nonzero()[0][0])
-            raise NoConsistentWorld(f"game {g}: {cards.card_text(int(c[g]))} fits no holder", g, int(c[g]))
-        to = (draws[j][:, None] * cum[:, -1:] >= cum).sum(axis=1).clip(max=h - 1)
-        go = live.nonzero()[0]
-        hands[go, to[go]] |= cards.BIT[c[go]]
-        room[go, to[go]] -= 1
-        slack[go] -= member[to[go]]
+    odds = np.zeros((0, 0, 0)) if belief is None else np.ascontiguousarray(belief)
+    stuck = np.full(2, -1, dtype=np.int64)
+    _place(order, mask, may_hold, holder_set, room, slack, member, within, draws, odds, hands, stuck)
+    if stuck[0] >= 0:  # cannot happen once the check passed
+        g = int(stuck[0])
+        raise NoConsistentWorld(f"game {g}: {cards.card_text(int(stuck[1]))} fits no holder", g, int(stuck[1]))
     return hands
+
+
+@jit
+def _place(order, mask, may_hold, holder_set, room, slack, member, within, draws, odds, hands, stuck):
+    """:func:`place`'s draw, world by world: the cards in ``order``, each to a holder drawn with
+    ``draws[j, g]`` in proportion to its room (times ``odds`` when given) among the holders that
+    may hold it and keep every set's slack (``room``, ``slack`` and ``hands`` updated in place).
+    A card that fits no holder sets ``stuck`` to its world and card."""
+    n, h = room.shape
+    sets = slack.shape[1]
+    weighted = odds.shape[0] > 0
+    cum = np.empty(h, dtype=np.float64)
+    for g in range(n):
+        for j in range(draws.shape[0]):
+            c = order[g, j]
+            if not mask[g, c]:
+                continue
+            for s in range(sets):  # the card is no longer unplaced
+                slack[g, s] += within[holder_set[g, c], s]
+            total = 0.0
+            for i in range(h):
+                blocked = False
+                for s in range(sets):
+                    if slack[g, s] == 0 and member[i, s] != 0:
+                        blocked = True
+                        break
+                if may_hold[g, c, i] and room[g, i] > 0 and not blocked:
+                    total += room[g, i] * odds[g, c, i] if weighted else room[g, i]
+                cum[i] = total
+            if total == 0:
+                stuck[0], stuck[1] = g, c
+                return
+            to = 0
+            for i in range(h):
+                if draws[j, g] * total >= cum[i]:
+                    to += 1
+            to = min(to, h - 1)
+            hands[g, to] |= np.uint64(1) << np.uint64(c)
+            room[g, to] -= 1
+            for s in range(sets):
+                slack[g, s] -= member[to, s]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -263,9 +305,7 @@ class HiddenCards:
         """``[N * k, H]`` uint64: each holder's whole holding (known cards and placed hidden
         cards) in ``k`` worlds per game; game ``g``'s worlds are rows ``g*k .. g*k+k-1``.
         ``belief`` ``[N, 52, H]``: the odds of each card's holders (see :func:`place`)."""
-        rep = lambda a: np.repeat(a, k, axis=0)  # noqa: E731
-        weights = None if belief is None else rep(belief)
-        return rep(self.known) | place(rep(self.hidden), rep(self.room), rep(self.may_hold), rng, weights)
+        return np.repeat(self.known, k, axis=0) | place(self.hidden, self.room, self.may_hold, rng, belief, copies=k)
 
 
 def hidden_cards(state: State, seat: np.ndarray | int | None = None) -> HiddenCards:
@@ -361,7 +401,7 @@ def deal_seat_views(rules: Rules, view: SeatView, k: int, rng: np.random.Generat
                                       view.jack_taken[:, :p]))
 
     state.hands[:, 0] = rep(view.hand)
-    holdings = hidden_cards(state, 0).sample(rng, belief=None if belief is None else rep(belief))
+    holdings = hidden_cards(state.take(np.arange(0, n, k)), 0).sample(rng, k, belief)
     state.hands[:, 1:] = holdings[:, :p - 1]
     if rules.dead_cards:
         state.dead[:] = holdings[:, -1]
