@@ -6,7 +6,9 @@ One small policy (``PolicyNet(hidden=[32])``, classic rules) is exported once wi
 * the file meets the contract (one file, opset 17, names, types, dynamic batch, metadata) and the
   manifest describes it (sha256, observation layout, rules, provenance);
 * parity: torch, onnxruntime in Python, onnxruntime-node (``clients/js/run_tests.sh``) and the browser
-  page (headless Chromium, onnxruntime-web) pick the same cards with probabilities within 1e-5;
+  page (headless Chromium, onnxruntime-web) pick the same cards with probabilities within 1e-5; the page
+  also picks Python's golden cards for every level of the shipped classic and two-player ladders
+  (``hearts export --ladder``);
 * ``onnx:PATH`` plays the arena exactly like the checkpoint it came from;
 * mismatched manifests are refused with clear errors, in Python and in JavaScript (the JavaScript
   side is in ``clients/js/test/hearts.test.js``); seat records are tested in tests/test_seat_record.py;
@@ -37,6 +39,7 @@ from agents.base import sha256_file
 from agents.onnx_policy import OnnxPolicyAgent, PolicyManifestError
 from eval import arena
 from export import golden
+from export.ladder import LADDERS, export_ladder
 from export.model import exportable
 from hearts_app import cli
 from hearts_env import engine, observe, seat_record
@@ -244,8 +247,12 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-@pytest.mark.slow
-def test_browser_page_picks_pythons_card(exported, tmp_path):
+@pytest.fixture
+def browser_page(tmp_path):
+    """The demo page (clients/js/web/) in headless Chromium, onnxruntime-web: ``browser_page(folder)``
+    serves an export's ``folder`` under /fixtures-under-test/, opens the page on its ``policy.onnx``,
+    ``policy.json``, ``sample_record.json`` and ``golden.json``, and returns the page's result for the
+    record and its picks for every golden record. Skips where chromium or onnxruntime-web are missing."""
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if chromium is None:
         pytest.skip("chromium is not installed (apt-get install chromium) — the browser check needs it")
@@ -253,37 +260,48 @@ def test_browser_page_picks_pythons_card(exported, tmp_path):
         if shutil.which("npm") is None:
             pytest.skip("npm is not installed: onnxruntime-web for the page cannot be installed")
         subprocess.run([str(CLIENT / "setup.sh")], check=True, timeout=300)
-    handler = type("Handler", (_Handler,), {"export_dir": exported["dir"]})
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler, directory=str(CLIENT)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        port = server.server_address[1]
-        url = (f"http://127.0.0.1:{port}/web/index.html?model=/fixtures-under-test/policy.onnx"
-               "&manifest=/fixtures-under-test/policy.json&record=/fixtures-under-test/sample_record.json"
-               "&golden=/fixtures-under-test/golden.json")
-        page = subprocess.run(
-            [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             "--disable-dev-shm-usage", f"--user-data-dir={tmp_path / 'chromium'}",
-             "--virtual-time-budget=30000", "--dump-dom", url],
-            capture_output=True, text=True, timeout=120,
-        )
-    finally:
-        server.shutdown()
-        server.server_close()
-    found = re.search(r'<pre id="result" data-status="(\w+)">(.*?)</pre>', page.stdout, re.S)
-    assert found, f"no result on the page:\n{page.stdout[-2000:]}\n{page.stderr[-2000:]}"
-    status, text = found.groups()
-    assert status == "done", f"the page failed: {text}"
-    result = json.loads(text)
+    runs = iter(range(1_000))
+
+    def run(folder: Path) -> tuple[dict, list[dict]]:
+        handler = type("Handler", (_Handler,), {"export_dir": Path(folder)})
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler, directory=str(CLIENT)))
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            port = server.server_address[1]
+            url = (f"http://127.0.0.1:{port}/web/index.html?model=/fixtures-under-test/policy.onnx"
+                   "&manifest=/fixtures-under-test/policy.json&record=/fixtures-under-test/sample_record.json"
+                   "&golden=/fixtures-under-test/golden.json")
+            page = subprocess.run(
+                [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--disable-dev-shm-usage", f"--user-data-dir={tmp_path / f'chromium-{next(runs)}'}",
+                 "--virtual-time-budget=30000", "--dump-dom", url],
+                capture_output=True, text=True, timeout=120,
+            )
+        finally:
+            server.shutdown()
+            server.server_close()
+        found = re.search(r'<pre id="result" data-status="(\w+)">(.*?)</pre>', page.stdout, re.S)
+        assert found, f"no result on the page:\n{page.stdout[-2000:]}\n{page.stderr[-2000:]}"
+        status, text = found.groups()
+        assert status == "done", f"the page failed: {text}"
+        picks = re.search(r'<pre id="golden-result" hidden="">(.*?)</pre>', page.stdout, re.S)
+        assert picks, f"no golden picks on the page:\n{page.stdout[-2000:]}"
+        return json.loads(text), json.loads(picks.group(1))
+
+    return run
+
+
+@pytest.mark.slow
+def test_browser_page_picks_pythons_card(exported, browser_page):
+    result, picks = browser_page(exported["dir"])
     record = exported["sample"]
     obs, mask = seat_record.encode([record])
     t_action, _ = torch_policy(exported["checkpoint"], obs, mask)
     assert result["action"] == int(t_action[0]) and result["card"] == he.cards.card_text(int(t_action[0]))
     assert mask[0].sum() > 1, "the sample record should offer a choice"
     # Every golden record, run by onnxruntime-web in the page, against torch.
-    picks = json.loads(re.search(r'<pre id="golden-result" hidden="">(.*?)</pre>', page.stdout, re.S).group(1))
     cases = exported["golden"]["cases"]
     obs, mask = seat_record.encode([c["record"] for c in cases])
     t_action, t_prob = torch_policy(exported["checkpoint"], obs, mask)
@@ -291,6 +309,31 @@ def test_browser_page_picks_pythons_card(exported, tmp_path):
     diff = float(np.abs(np.array([p["probabilities"] for p in picks]) - t_prob).max())
     print(f"browser (onnxruntime-web) vs torch on {len(picks)} golden records: actions equal, max |dp| = {diff:.2e}")
     assert diff <= TOL
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("ladder", sorted(LADDERS))
+def test_browser_page_picks_every_levels_golden_cards(ladder, browser_page, tmp_path):
+    """Every level of the shipped ladder, exported (``hearts export --ladder``): onnxruntime-web in the
+    page picks the card of every record of the level's golden.json (Python's onnxruntime)."""
+    out = tmp_path / "levels"
+    export_ladder(ladder, out, golden=20, log=lambda line: None)
+    levels = json.loads((out / "levels.json").read_text())
+    assert [entry["name"] for entry in levels["levels"]] == [level.name for level in LADDERS[ladder].levels]
+    for entry in levels["levels"]:
+        folder = (out / entry["model"]).parent
+        assert (out / entry["golden"]) == folder / "golden.json"
+        cases = json.loads((folder / "golden.json").read_text())["cases"]
+        record = next(c for c in cases if sum(c["mask"]) > 1)  # the page's record: one with a choice
+        (folder / "sample_record.json").write_text(json.dumps(record["record"]))
+        result, picks = browser_page(folder)
+        assert result["action"] == record["action"], entry["name"]
+        assert [p["action"] for p in picks] == [c["action"] for c in cases], entry["name"]
+        diff = float(np.abs(np.array([p["probabilities"] for p in picks])
+                            - np.array([c["probabilities"] for c in cases])).max())
+        print(f"{ladder} {entry['name']}: browser (onnxruntime-web) vs Python on {len(picks)} golden records: "
+              f"actions equal, max |dp| = {diff:.2e}")
+        assert diff <= TOL, entry["name"]
 
 
 # ---------------------------------------------------------------------------------------------
