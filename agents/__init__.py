@@ -5,9 +5,11 @@ Shipped: ``random``, the heuristic bots ``easy``, ``normal``, ``hard``, the trai
 and Monte Carlo search players (``agents/search.py``): ``expert``, the fast one, searching the cards
 ``ppo-classic`` rates highest over a budget of deals sampled by a belief model of where the unseen
 cards are (``agents/belief.py``; ``expert:N``: N deals; built by :func:`expert_player`, which
-distillation's expert teacher uses too), and the slow ``search``, over the hard bot, and
-``ppo-classic-search``, every legal card over 64 deals. The search players over ``ppo-classic``
-play its passes and model the other seats as hard bots.
+distillation's expert teacher uses too), ``expert-value``, the same search with each sampled deal
+played three tricks on and then valued by a value model of whole deals (``agents/value.py``;
+``expert-value:N``), and the slow ``search``, over the hard bot, and ``ppo-classic-search``, every
+legal card over 64 deals. The search players over ``ppo-classic`` play its passes and model the
+other seats as hard bots in their rollouts.
 
 Your own code is a spec too: ``FILE.py:NAME`` or ``MODULE:NAME`` names an agent, an agent class or
 factory (given ``rules=``/``seed=`` if it takes them) or a play function; ``make`` runs that code
@@ -93,8 +95,8 @@ for _spec, (_file, _preset) in SHIPPED_POLICIES.items():
         register(_spec, _shipped(_file), rules=_preset)
         _installed_policies.add(_spec)
 
-__all__ = ["Agent", "AgentSpecError", "FunctionAgent", "SHIPPED_POLICIES", "available", "builtin", "expert_player",
-           "is_code_spec", "is_slow", "make", "register", "register_prefix"]
+__all__ = ["Agent", "AgentSpecError", "EXPERT_VALUE", "FunctionAgent", "SHIPPED_POLICIES", "available", "builtin",
+           "expert_player", "is_code_spec", "is_slow", "make", "register", "register_prefix"]
 
 
 def _search(seed):
@@ -127,19 +129,32 @@ EXPERT_CONFIDENT = 0.97
 EXPERT_BELIEF = POLICY_DIR / "belief_classic.pt"
 
 
+#: The value model the ``expert-value`` search finishes its sampled deals with (``hearts value``).
+EXPERT_VALUE = POLICY_DIR / "value_classic.pt"
+#: ``expert-value``'s settings: sampled deals per decision (``expert-value:N`` sets it), and the
+#: tricks each deal is played on (the current one and two more) before the value model takes over.
+#: Chosen by measurement (docs/strength.md): one trick alone plays no better than the policy.
+EXPERT_VALUE_DETERMINIZATIONS = 16
+EXPERT_VALUE_LOOKAHEAD = 3
+
+
 def expert_player(policy, rules="classic", seed=None, determinizations: int = EXPERT_DETERMINIZATIONS,
-                  candidates: int = EXPERT_CANDIDATES, confident: float = EXPERT_CONFIDENT):
+                  candidates: int = EXPERT_CANDIDATES, confident: float = EXPERT_CONFIDENT, value=None,
+                  lookahead: int = EXPERT_VALUE_LOOKAHEAD):
     """The expert: a search player over ``policy`` (a policy agent), which passes, plays the
     searching seat's later cards in the rollouts and picks the cards searched (its ``candidates``
     likeliest; none where it gives its card ``confident`` or more); hard bots play the other seats,
     and the ``determinizations`` worlds per decision are dealt by the belief model
     :data:`EXPERT_BELIEF`. The ``expert`` spec is this over ``ppo-classic``; distillation's expert
-    teacher (``train.distill``) is this over its student, narrowed further."""
+    teacher (``train.distill``) is this over its student, narrowed further. With ``value`` (a value
+    model or its file) each sampled deal is played ``lookahead`` tricks on (the current one
+    included) and the value model gives the rest of the hand (``expert-value``)."""
     if not EXPERT_BELIEF.is_file():
         raise AgentSpecError(f"the expert deals its worlds by the belief model {EXPERT_BELIEF}, which is missing; "
                              "restore it from the repository, or train one with `hearts belief` (docs/training.md)")
     return SearchAgent(rules, rollout="hard", own=policy, base=policy, determinizations=determinizations,
-                       seed=seed, candidates=candidates, confident=confident, belief=EXPERT_BELIEF)
+                       seed=seed, candidates=candidates, confident=confident, belief=EXPERT_BELIEF, value=value,
+                       lookahead=lookahead)
 
 
 def _expert(seed, determinizations: int = EXPERT_DETERMINIZATIONS):
@@ -156,7 +171,27 @@ def _expert_with_budget(text: str, seed, rules):
     return _expert(seed, int(text))
 
 
+def _expert_value(seed, determinizations: int = EXPERT_VALUE_DETERMINIZATIONS):
+    if not EXPERT_VALUE.is_file():
+        raise AgentSpecError(f"expert-value finishes its deals with the value model {EXPERT_VALUE}, which is missing; "
+                             "restore it from the repository, or train one with `hearts value` (docs/training.md)")
+    agent = expert_player(make("ppo-classic", seed=seed), "classic", seed=seed, determinizations=determinizations,
+                          value=EXPERT_VALUE)
+    agent.name = f"expert-value({determinizations})"
+    return agent
+
+
+def _expert_value_with_budget(text: str, seed, rules):
+    """``expert-value:N``: the value search over N sampled deals per decision."""
+    if not text.isdigit() or not 1 <= int(text) <= 4096:
+        raise AgentSpecError(f"expert-value:N takes a whole number of sampled deals from 1 to 4096 (e.g. "
+                             f"expert-value:48), got expert-value:{text}")
+    return _expert_value(seed, int(text))
+
+
 if "ppo-classic" in _installed_policies:
     register("ppo-classic-search", _policy_search, rules="classic", slow=True)
     register("expert", _expert, rules="classic", slow=True)
     register_prefix("expert:", _expert_with_budget, argument="N", slow=True, rules="classic")
+    register("expert-value", _expert_value, rules="classic", slow=True)
+    register_prefix("expert-value:", _expert_value_with_budget, argument="N", slow=True, rules="classic")

@@ -14,6 +14,11 @@ the base's most probable cards (``candidates``) and skipped where the base is su
 the plays it gives 97% or more, about half of them, which makes it several times faster than
 searching every card (``docs/strength.md``).
 
+With a value model (``agents.value``: the points a whole deal at a trick's start gives each seat)
+each candidate card's deals are played only ``lookahead`` tricks on (the current trick included)
+and the value model gives the rest of the hand: ``expert-value``, several times cheaper per deal
+than playing every deal to its end.
+
 It sees only the observation and the mask, like every agent: the engine states it searches are
 rebuilt from the observation (in relative seats: the seat itself is seat 0), never read from the
 game. Everything is batched: the decisions of a call (``chunk`` at a time), their determinizations
@@ -49,9 +54,11 @@ from .base import make
 ROLLOUT_GAMES = 10240
 
 
-def finish_hands(state: State, seat: np.ndarray, own, others, forced_without_asking: bool = False) -> None:
-    """Play every game of ``state`` to the end of its hand, in place: ``own`` plays the cards of
-    ``seat[g]`` in game ``g``, ``others`` every other seat (agents, given only observations).
+def finish_hands(state: State, seat: np.ndarray, own, others, forced_without_asking: bool = False,
+                 until: str = "hand") -> None:
+    """Play every game of ``state`` to the end of its hand (``until="trick"``: of its trick), in
+    place: ``own`` plays the cards of ``seat[g]`` in game ``g``, ``others`` every other seat (agents,
+    given only observations).
 
     The games are played ``ROLLOUT_GAMES`` at a time, with torch (if loaded) on one thread; a
     deterministic agent plays each game the same whatever else is in its batch. With
@@ -66,7 +73,7 @@ def finish_hands(state: State, seat: np.ndarray, own, others, forced_without_ask
     pieces = np.array_split(np.arange(n), -(-n // ROLLOUT_GAMES)) if n > ROLLOUT_GAMES else [None]
     with one_torch_thread():
         for games in pieces:
-            loop.play(state, agents, seating, until="hand", games=games,
+            loop.play(state, agents, seating, until=until, games=games,
                       forced_without_asking=forced_without_asking)
 
 
@@ -91,14 +98,18 @@ def one_torch_thread():
 class SearchAgent:
     def __init__(self, rules: Rules | str = "classic", rollout="hard", base="hard", own=None,
                  determinizations: int = 16, seed: int | None = None, chunk: int = 64,
-                 candidates: int | None = None, confident: float | None = None, belief=None):
+                 candidates: int | None = None, confident: float | None = None, belief=None, value=None,
+                 lookahead: int = 1):
         """``rollout`` plays the other seats in the rollouts, ``own`` the searching seat's later
         cards (default: ``rollout``), ``base`` the passes and forced plays; each an agent spec or
         object. With a ``base`` that reports its odds (a policy's ``policy(observation, mask)``),
         ``candidates`` searches only its most probable legal cards, and ``confident`` plays its
         card without searching where it gives that card at least this probability. ``belief``
         (an ``agents.belief.Belief`` or the path of a belief file) deals the sampled worlds by its
-        odds of where each unseen card is; without it they are dealt uniformly."""
+        odds of where each unseen card is; without it they are dealt uniformly. ``value`` (an
+        ``agents.value.Value`` or the path of a value file) replaces the rollouts: each card's deals
+        are played only to the end of the trick (and ``lookahead - 1`` tricks more), and the value
+        model says what the rest of the hand gives the seat."""
         self.rules = Rules.resolve(rules)
         if self.rules.num_players != 4 or self.rules.dead_cards or self.rules.deck_size != 52:
             raise ValueError("the search player plays four-player games with the whole 52-card deck only")
@@ -116,6 +127,16 @@ class SearchAgent:
         if belief is not None and not callable(getattr(belief, "holder_odds", None)):
             raise ValueError("belief must be a belief model (holder_odds(observation)) or the path of a belief file")
         self.belief = belief
+        if isinstance(value, str) or hasattr(value, "__fspath__"):
+            from .value import load_value  # (torch: imported only when a value file is named)
+
+            value = load_value(value, rules=self.rules)
+        if value is not None and not callable(getattr(value, "hand_points", None)):
+            raise ValueError("value must be a value model (hand_points(state)) or the path of a value file")
+        self.value = value
+        if lookahead < 1:
+            raise ValueError(f"lookahead must be 1 trick or more, got {lookahead}")
+        self.lookahead = lookahead
         self.determinizations = determinizations
         self.candidates = candidates
         self.confident = confident
@@ -182,10 +203,16 @@ class SearchAgent:
         state = worlds.take(world)
         engine.step_inplace(state, np.repeat(card, k))
         # (The built-in searches' rollout agents, hard and greedy policies, are deterministic.)
-        finish_hands(state, np.zeros(state.batch_size, dtype=np.int64), self.own, self.rollout,
-                     forced_without_asking=True)
+        seat = np.zeros(state.batch_size, dtype=np.int64)
+        for _ in range(1 if self.value is None else self.lookahead):
+            finish_hands(state, seat, self.own, self.rollout, forced_without_asking=True,
+                         until="hand" if self.value is None else "trick")
+        points = state.last_hand_points[:, 0].astype(np.float64)
+        if self.value is not None:  # the hands that go on after the trick: the value model's points
+            going_on = (~state.hand_over).nonzero()[0]
+            points[going_on] = self.value.hand_points(state, going_on)[:, 0]
         values = np.full((b, 52), np.inf)
-        values[decision, card] = state.last_hand_points[:, 0].reshape(-1, k).mean(axis=1)
+        values[decision, card] = points.reshape(-1, k).mean(axis=1)
         return values
 
     # ---- rebuilding states from the observation --------------------------------------------

@@ -47,7 +47,7 @@ from hearts_env.rules import Rules
 DEFAULT_BATCH_SIZES = (1, 64, 1024, 8192)
 FAST_AGENTS = ("random", "easy", "normal", "hard")
 #: Search players measured by default, when installed (they need the ppo-classic policy file).
-SEARCH_AGENTS = ("expert", "ppo-classic-search")
+SEARCH_AGENTS = ("expert", "expert-value", "ppo-classic-search")
 #: Card-play decisions in the search players' batch (fewer than an arena's calls hold: a search
 #: makes more decisions per second in larger batches).
 SEARCH_DECISIONS = 128

@@ -34,10 +34,11 @@ def register(subparsers) -> None:
     collect.add_argument("--hands", type=int, default=20000, help="hands per worker (default 20000)")
     collect.add_argument("--workers", type=int, default=2, help="worker processes, each with its own seeds")
     collect.add_argument("--tables", type=int, default=128, help="hands played at once per worker (one shard each)")
-    collect.add_argument("--teacher", choices=["search", "expert", "rollout"], default="search",
+    collect.add_argument("--teacher", choices=["search", "expert", "expert-value", "rollout"], default="search",
                          help="search: the search player's mean over sampled deals (card plays); expert: the expert "
                               "player's search over the student, narrowed (its three likeliest cards, worlds dealt by the "
-                              "belief model, card plays it gives under 90%%); rollout: every "
+                              "belief model, card plays it gives under 90%%); expert-value: the same search, its deals finished by the "
+                              "value model after the trick (several times cheaper); rollout: every "
                               "legal card played or passed and the hand played out once on the real deal (card plays "
                               "and passes; noisy, unbiased, much faster; fit with --loss improvement)")
     collect.add_argument("--pass-labels", action=argparse.BooleanOptionalAction, default=True,
@@ -83,6 +84,10 @@ def register(subparsers) -> None:
     fit.add_argument("--card-scorer", type=int, metavar="UNITS",
                      help="add a per-card scorer of this many units (exact facts about each card computed from the "
                           "observation; it scores zero until fitted), or grow the start's; default: keep the start's")
+    fit.add_argument("--shards-in-memory", type=int, metavar="N",
+                     help="hold at most N shards at once and stream the rest from disk, each epoch in a random "
+                          "order of groups (memory: about 2.3 GB per million labelled decisions held); default: "
+                          "hold them all")
     fit.add_argument("--seed", type=arguments.seed, default=0,
                      help="seed of the fit: new weights and the minibatch order (default %(default)s)")
     fit.set_defaults(func=run_fit)
@@ -180,12 +185,14 @@ def run_fit(args: argparse.Namespace) -> int:
         raise UsageError(f"--margin must be 0 or more, got {args.margin}")
     if args.card_scorer is not None and args.card_scorer < 1:
         raise UsageError(f"--card-scorer must be 1 or more units, got {args.card_scorer}")
+    if args.shards_in_memory is not None and args.shards_in_memory < 1:
+        raise UsageError(f"--shards-in-memory must be 1 or more, got {args.shards_in_memory}")
     out = writable_file(args.out, "the policy file")  # found now, not after the fit
     try:
         stats = fit(args.start, Path(args.data), out, epochs=args.epochs, temperature=args.temperature,
                     margin=args.margin, learning_rate=args.learning_rate, seed=args.seed, loss=args.loss,
                     batch_size=args.batch_size, hidden=args.hidden, card_scorer=args.card_scorer,
-                    log=lambda message: print(message, file=sys.stderr))
+                    shards_in_memory=args.shards_in_memory, log=lambda message: print(message, file=sys.stderr))
     except (CheckpointError, FileNotFoundError, ValueError) as err:
         raise UsageError(str(err)) from None
     print(json.dumps(stats, indent=2))

@@ -11,7 +11,8 @@ the search's rollouts, the Gym env's opponents, export sampling, the terminal ga
   who plays each seat of each game. ``-1`` is a seat the loop does not play: a game stops when such
   a seat is to act, and the caller acts for it (the Gym env's learner, a person at the terminal).
 * ``until``: ``"game"`` plays each game to its end (phase OVER); ``"hand"`` stops each game as soon
-  as a hand of it ends (its ``hand_over`` is set).
+  as a hand of it ends (its ``hand_over`` is set); ``"trick"`` as soon as a trick of it is complete
+  (or its hand ends).
 * ``on_decision(Decisions)``: called at every step, before the actions are applied, with every
   decision of that step: the games and seats, the agent that chose, the observation, the legal
   mask and the action.
@@ -35,9 +36,9 @@ import numpy as np
 from . import cards, engine
 from .engine import EngineArgumentError, IllegalActionError
 from .observe import observe
-from .state import State, as_array, check_games
+from .state import PLAY, State, as_array, check_games
 
-UNTIL = ("game", "hand")
+UNTIL = ("game", "hand", "trick")
 #: A game that has not ended after this many hands is a bug (or absurd rules): stop loudly.
 MAX_HANDS = 1000
 
@@ -180,9 +181,12 @@ def play(
             if on_decision is not None:
                 on_decision(Decisions(state=work, rows=rows, games=ids[rows], seat=work.current_player[rows],
                                       agent=agent_of[rows], observation=seen, mask=mask[rows], action=chosen))
+            playing = work.phase[rows] == PLAY if until == "trick" else None
             engine.step_inplace(work, actions, active)
             decisions += count
             ended = rows[work.hand_over[rows]]
+            if until == "trick":  # a play that leaves no card on the table completed a trick (or the hand)
+                running[rows[playing & (work.num_in_trick[rows] == 0)]] = False
             if ended.size:
                 if until == "hand":
                     running[ended] = False

@@ -232,6 +232,35 @@ def test_shards_load_into_one_array_each(tmp_path):
         load_shards(tmp_path)
 
 
+def test_a_fit_streams_its_shards_a_group_at_a_time_on_the_same_held_out_decisions(tmp_path, monkeypatch):
+    # Four shards of rollout labels fitted whole and one shard at a time: the same held-out
+    # decisions (the same measures before the fit), each read holding one shard only, a policy
+    # that loads; a loss that refuses the labels does so before any training.
+    torch = pytest.importorskip("torch")
+    import train.distill as distill
+    from agents.checkpoint import load_policy, save
+    from agents.policy import PolicyNet
+
+    torch.manual_seed(0)
+    student = save(tmp_path / "student.pt", PolicyNet(hidden=[16]), {"rules": CLASSIC.to_dict(), "iteration": 0})
+    distill.collect_shard(str(student), tmp_path / "shards", hands=16, seed=3, tables=4, teacher="rollout",
+                          log=lambda _: None)
+    assert len(list((tmp_path / "shards").glob("shard_*.npz"))) == 4
+    whole = distill.fit(str(student), tmp_path / "shards", tmp_path / "whole.pt", epochs=1, batch_size=64,
+                        loss="improvement", log=lambda _: None)
+    read = []
+    loading = distill.load_shards
+    monkeypatch.setattr(distill, "load_shards",
+                        lambda folder, paths=None: read.append(len(paths)) or loading(folder, paths))
+    streamed = distill.fit(str(student), tmp_path / "shards", tmp_path / "streamed.pt", epochs=2, batch_size=64,
+                           loss="improvement", shards_in_memory=1, log=lambda _: None)
+    assert streamed["before"] == whole["before"] and streamed["examples"] == whole["examples"]
+    assert set(read) == {1} and len(read) == 4 * 3  # the held-out pass, then each epoch
+    load_policy(tmp_path / "streamed.pt", rules=CLASSIC)
+    with pytest.raises(ValueError, match="must be 1 or more"):
+        distill.fit(str(student), tmp_path / "shards", tmp_path / "x.pt", shards_in_memory=0)
+
+
 def test_the_teacher_overrules_the_student_only_by_more_than_the_margin():
     from train.distill import fit_targets
 

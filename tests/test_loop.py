@@ -6,6 +6,7 @@ import pytest
 import hearts_env as he
 from hearts_env import engine, loop
 from hearts_env.observe import observe
+from tests.test_observe import random_states
 
 CLASSIC = he.Rules.preset("classic")
 
@@ -160,10 +161,26 @@ def test_the_wrong_number_of_actions_is_an_error_naming_the_agent():
         loop.play(he.init(CLASSIC, 2, seed=8), [Short()], [0, 0, 0, 0])
 
 
+def test_the_loop_stops_each_game_when_its_trick_is_complete():
+    state = random_states(CLASSIC, 16, 30, 3)
+    state = he.State.take(state, (state.phase == he.PLAY).nonzero()[0])
+    before = state.trick_number.copy()
+    from agents import make
+
+    hard = make("hard")
+    loop.play(state, [hard], [0, 0, 0, 0], until="trick")
+    finished_hand = state.hand_over
+    assert ((state.num_in_trick == 0) & (state.trick_number == before + 1) | finished_hand).all()
+    # Passing never completes a trick: a game in its pass plays on to the end of its first trick.
+    passing = he.init(CLASSIC, 4, seed=1)
+    loop.play(passing, [hard], [0, 0, 0, 0], until="trick")
+    assert (passing.trick_number == 1).all() and (passing.num_in_trick == 0).all()
+
+
 def test_bad_arguments_are_refused():
     state = he.init(CLASSIC, 2, seed=9)
     with pytest.raises(ValueError, match="until"):
-        loop.play(state, [Lowest()], [0, 0, 0, 0], until="trick")
+        loop.play(state, [Lowest()], [0, 0, 0, 0], until="round")
     with pytest.raises(ValueError, match="agent indices"):
         loop.play(state, [Lowest()], [0, 1, 0, 0])
 

@@ -40,6 +40,7 @@ Command line: ``hearts distill collect|fit ...`` (``hearts_app/distill_cli.py``)
 
 from __future__ import annotations
 
+import copy
 import json
 import time
 import zipfile
@@ -50,7 +51,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from agents import expert_player, make
+from agents import EXPERT_VALUE, expert_player, make
 from agents.base import sha256_file
 from agents.search import SearchAgent, finish_hands
 from hearts_env import deal, engine, loop
@@ -64,7 +65,7 @@ from .config import REWARD_SCALE
 OTHERS, STUDENT = 0, 1  # the agents at a label-collection table, by index
 
 #: The teachers of :func:`collect_shard`.
-TEACHERS = ("search", "expert", "rollout")
+TEACHERS = ("search", "expert", "expert-value", "rollout")
 #: The expert teacher's search: the student's three likeliest cards, none where it gives its card
 #: 90% or more. (The ``expert`` player searches wider; these are the settings the shipped
 #: policy's expert round was collected with, kept so that its recipe reproduces.)
@@ -81,7 +82,8 @@ def collect_shard(student_path: str, out: Path, hands: int, seed: int, tables: i
 
     ``teacher="search"`` labels card plays with the search player (means over ``determinizations``
     sampled deals: :func:`label_by_search`); ``teacher="expert"`` with the expert's search over the
-    student, narrowed (:func:`label_by_expert`); ``teacher="rollout"`` plays every legal card on the
+    student, narrowed (:func:`label_by_expert`), and ``teacher="expert-value"`` with the same search
+    finishing its deals by the value model (``agents.EXPERT_VALUE``), several times cheaper; ``teacher="rollout"`` plays every legal card on the
     real deal instead (:func:`label_by_rollout`), at passes unless ``pass_labels`` is false and at
     card plays unless ``card_labels`` is false: a pass label is the hand played out after that card
     is picked, the student picking its remaining cards. Decisions with a choice that the teacher
@@ -119,9 +121,10 @@ def collect_shard(student_path: str, out: Path, hands: int, seed: int, tables: i
                                search=SearchAgent(rules_value, rollout=bots[name], own=student,
                                                   determinizations=determinizations, seed=seed))
                  for name in opponents}
-    elif teacher == "expert":
+    elif teacher in ("expert", "expert-value"):  # expert-value: the deals finished by the value model
         expert = expert_player(student, rules_value, seed=seed, determinizations=determinizations,
-                               candidates=TEACHER_CANDIDATES, confident=TEACHER_CONFIDENT)
+                               candidates=TEACHER_CANDIDATES, confident=TEACHER_CONFIDENT,
+                               value=EXPERT_VALUE if teacher == "expert-value" else None)
         label = dict.fromkeys(opponents, partial(label_by_expert, student=student, expert=expert))
     else:
         label = dict.fromkeys(opponents, partial(label_by_rollout, student=student, plays=card_labels,
@@ -319,21 +322,34 @@ def policy_probs(net, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
 SHARD_ARRAYS = ("obs", "mask", "values", "is_pass", "kept_obs", "kept_mask", "kept_probs")
 
 
-def load_shards(folder: Path) -> dict[str, np.ndarray]:
-    """All examples of a folder of shards: labelled decisions (``obs`` float16, ``mask`` bool,
-    ``values``, ``is_pass``: which of them are passes) and the decisions the teacher left alone
-    (``kept_obs``, ``kept_mask``, ``kept_probs``: the student's own odds).
-
-    Each array is allocated once from the shards' headers and filled shard by shard: concatenating
-    would hold every observation twice, and a round of 10 M decisions holds 12 GB of them."""
+def shard_paths(folder: Path) -> list[Path]:
+    """The shards of a folder, in name order."""
     paths = sorted(Path(folder).glob("shard_*.npz"))
     if not paths:
         raise FileNotFoundError(f"no shard_*.npz files in {folder}")
+    return paths
+
+
+def shard_headers(paths: list[Path]) -> list[dict[str, tuple[tuple[int, ...], np.dtype]]]:
+    """Each shard's arrays' shapes and dtypes, read from the headers alone; refuses a file that is
+    not a shard."""
     headers = [_array_headers(path) for path in paths]
     for path, header in zip(paths, headers):
         missing = [name for name in (*SHARD_ARRAYS, "meta") if name not in header]
         if missing:
             raise ValueError(f"{path} is not a shard of `hearts distill collect`: it lacks {', '.join(missing)}")
+    return headers
+
+
+def load_shards(folder: Path, paths: list[Path] | None = None) -> dict[str, np.ndarray]:
+    """All examples of a folder of shards (or of its shards ``paths``): labelled decisions (``obs``
+    float16, ``mask`` bool, ``values``, ``is_pass``: which of them are passes) and the decisions the
+    teacher left alone (``kept_obs``, ``kept_mask``, ``kept_probs``: the student's own odds).
+
+    Each array is allocated once from the shards' headers and filled shard by shard: concatenating
+    would hold every observation twice, and a round of 10 M decisions holds 12 GB of them."""
+    paths = shard_paths(folder) if paths is None else paths
+    headers = shard_headers(paths)
     out = {name: np.zeros((sum(h[name][0][0] for h in headers), *headers[0][name][0][1:]), headers[0][name][1])
            for name in SHARD_ARRAYS}
     filled = dict.fromkeys(SHARD_ARRAYS, 0)
@@ -496,10 +512,10 @@ class Labels(NamedTuple):
     kept_probs: np.ndarray  # [K, 52] float32: the student's odds there
 
 
-def read_labels(folder: Path, rules: dict, start_path: str) -> Labels:
-    """The shards of ``folder`` (:func:`load_shards`), refused unless collected under ``rules``
-    (those of the policy ``start_path``)."""
-    shards = load_shards(folder)
+def read_labels(folder: Path, rules: dict, start_path: str, paths: list[Path] | None = None) -> Labels:
+    """The shards of ``folder`` (or its shards ``paths``: :func:`load_shards`), refused unless
+    collected under ``rules`` (those of the policy ``start_path``)."""
+    shards = load_shards(folder, paths)
     if not Rules.from_dict(shards["rules"]).same_game(Rules.from_dict(rules)):
         raise ValueError(f"the shards in {folder} were collected under other rules than {start_path} plays")
     # Rounds of millions of decisions: the large arrays are changed in place rather than copied.
@@ -513,6 +529,26 @@ def read_labels(folder: Path, rules: dict, start_path: str) -> Labels:
     values[~valued] = 0.0  # the losses and the regret read the valued cards' points only
     return Labels(folder, shards["obs"], shards["mask"], values, valued, partly_valued, value_target, best,
                   shards["is_pass"], shards["kept_obs"], shards["kept_mask"], shards["kept_probs"])
+
+
+def _no_kept(labels: Labels) -> dict[str, np.ndarray]:
+    """Empty kept arrays of ``labels``' shapes (new arrays: a slice would keep the whole arrays alive)."""
+    return {name: np.empty((0, *getattr(labels, name).shape[1:]), getattr(labels, name).dtype)
+            for name in ("kept_obs", "kept_mask", "kept_probs")}
+
+
+def take_labels(labels: Labels, rows: np.ndarray) -> Labels:
+    """The labelled decisions ``rows`` of ``labels`` (none of the kept ones), copied."""
+    return labels._replace(obs=labels.obs[rows], mask=labels.mask[rows], values=labels.values[rows],
+                           valued=labels.valued[rows], value_target=labels.value_target[rows],
+                           best=labels.best[rows], is_pass=labels.is_pass[rows], **_no_kept(labels))
+
+
+def join_labels(parts: list[Labels]) -> Labels:
+    """The labelled decisions of ``parts``, one after another (none of the kept ones)."""
+    return parts[0]._replace(**{name: np.concatenate([getattr(part, name) for part in parts])
+                                for name in ("obs", "mask", "values", "valued", "value_target", "best", "is_pass")},
+                             partly_valued=any(part.partly_valued for part in parts), **_no_kept(parts[0]))
 
 
 class Objective(NamedTuple):
@@ -584,7 +620,7 @@ LOSSES = {"imitation": imitation, "regression": regression, "improvement": impro
 def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperature: float = 1.0,
         margin: float = 2.0, learning_rate: float = 3e-4, batch_size: int = 2048, holdout: float = 0.05,
         seed: int = 0, loss: str = "imitation", hidden: list[int] | None = None, card_scorer: int | None = None,
-        log=print) -> dict:
+        shards_in_memory: int | None = None, log=print) -> dict:
     """Train the policy of ``start_path`` on the teacher's values (card plays, and passes where the
     rollout teacher labelled them) and on its own odds (the decisions the teacher left alone);
     write a checkpoint to ``out_path``.
@@ -602,6 +638,11 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
     exactly as before until the fit uses the new units), for more capacity to learn the values;
     ``card_scorer`` adds (or grows) the per-card scorer of ``agents.card_scorer`` the same way.
 
+    ``shards_in_memory``: hold at most this many shards at once, streaming the rest from disk
+    (each epoch visits the groups of shards in a random order, shuffled within each); the default
+    holds them all, as one group. One group and several fit alike except for the order of the
+    examples; the held-out decisions are the same either way.
+
     Reported on held-out labelled decisions: agreement with the teacher (the student's card is one
     the teacher values best, equal values included), and *regret*,
     the teacher's points for the student's greedy card minus those of its best card (per decision;
@@ -614,20 +655,32 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
 
     if loss not in LOSSES:
         raise ValueError(f"loss must be 'imitation', 'regression' or 'improvement', got {loss!r}")
+    if shards_in_memory is not None and shards_in_memory < 1:
+        raise ValueError(f"shards_in_memory must be 1 or more, got {shards_in_memory}")
     torch.manual_seed(seed)
     net, meta = load_net(start_path)
     start_hidden = list(net.hidden)
     start_scorer = net.card_scorer_units
     if hidden is not None or card_scorer is not None:  # an exact copy when the sizes match; a ValueError naming both when they cannot grow
         net = widened(net, hidden if hidden is not None else net.hidden, card_scorer)
-    labels = read_labels(data, meta["rules"], start_path)
-    objective = LOSSES[loss](net, labels, temperature, margin)
-    stats = train_policy(net, labels, objective, loss, epochs, learning_rate, batch_size, holdout, seed, log)
+    paths = shard_paths(data)
+    per_group = len(paths) if shards_in_memory is None else shards_in_memory
+    groups = [paths[i:i + per_group] for i in range(0, len(paths), per_group)]
+    start = copy.deepcopy(net)  # the student's odds in the objectives stay the start's
+
+    def read(group: list[Path]) -> Labels:
+        return read_labels(data, meta["rules"], start_path, group)
+
+    def objective_for(labels: Labels) -> Objective:
+        return LOSSES[loss](start, labels, temperature, margin)
+
+    stats = train_policy(net, groups, read, objective_for, loss, epochs, learning_rate, batch_size, holdout, seed,
+                         log)
     meta = dict(meta)
     # Each round records the one before it ("after"), so a policy's whole lineage stays in its file:
     # the start by name and content, not by a path of this machine (a shipped file would carry it).
     meta["distilled"] = {"start": Path(start_path).name, "start_sha256": sha256_file(start_path),
-                         "data": Path(data).name, "examples": len(labels.obs), "epochs": epochs, "loss": loss,
+                         "data": Path(data).name, "examples": stats["examples"], "epochs": epochs, "loss": loss,
                          "temperature": temperature, "margin": margin, "learning_rate": learning_rate,
                          "batch_size": batch_size, "seed": seed, "start_hidden": start_hidden,
                          "start_card_scorer": start_scorer,
@@ -636,57 +689,103 @@ def fit(start_path: str, data: Path, out_path: Path, epochs: int = 4, temperatur
     return stats
 
 
-def train_policy(net, labels: Labels, objective: Objective, loss: str, epochs: int, learning_rate: float,
+def train_policy(net, groups: list[list[Path]], read: Callable[[list[Path]], Labels],
+                 objective_for: Callable[[Labels], Objective], loss: str, epochs: int, learning_rate: float,
                  batch_size: int, holdout: float, seed: int, log) -> dict:
-    """Fit ``net`` in place: ``objective``'s policy loss on the labelled decisions, plus a value fit
+    """Fit ``net`` in place on the shards of ``groups``, each group read whole (``read``) when its
+    turn comes: ``objective_for(labels)``'s policy loss on the labelled decisions, plus a value fit
     (to minus the points of the teacher's best card) and cross-entropy to the student's own odds on
-    the kept decisions (spread over the epoch's steps); Adam, its step size decaying linearly to
+    the kept decisions (spread over the group's steps); Adam, its step size decaying linearly to
     zero, gradients clipped to norm 0.5. A ``holdout`` share of the labelled decisions is held out
-    and measured (:func:`held_out_measures`) before the fit and after each epoch: the returned stats."""
+    and measured (:func:`held_out_measures`) before the fit and after each epoch: the returned stats.
+    With one group it is read once and stays in memory; with several, each epoch reads them in a
+    random order and only the held-out decisions stay."""
     import torch
     from torch import nn
 
-    obs_t, mask_t = torch.as_tensor(labels.obs), torch.as_tensor(labels.mask)
-    value_target = torch.as_tensor(labels.value_target, dtype=torch.float32)
-    has_kept = len(labels.kept_obs) > 0
-    if has_kept:
-        kept_obs, kept_mask = torch.as_tensor(labels.kept_obs), torch.as_tensor(labels.kept_mask)
-        kept_probs = torch.as_tensor(labels.kept_probs)
-    n = len(obs_t)
+    headers = [shard_headers(group) for group in groups]
+    sizes = [sum(h["obs"][0][0] for h in group) for group in headers]
+    kept_total = sum(h["kept_obs"][0][0] for group in headers for h in group)
+    bounds = np.cumsum([0, *sizes])  # group g's labelled decisions are rows bounds[g] .. bounds[g+1]-1
+    n = int(bounds[-1])
     rng = np.random.default_rng(seed)
     order = rng.permutation(n)
-    held = torch.as_tensor(order[: max(1, int(n * holdout))]) if n > 1 else torch.as_tensor(order[:0])
+    held = order[: max(1, int(n * holdout))] if n > 1 else order[:0]
     train = order[len(held):]
-    before = held_out_measures(net, labels, held)
-    stats: dict = {"examples": n, "kept_examples": len(labels.kept_obs), "loss": loss,
-                   "overruled": float(objective.overruled.mean()), "before": before}
-    log(f"{n:,} labelled decisions ({int(labels.is_pass.sum()):,} of them passes){objective.note}, "
-        f"{stats['kept_examples']:,} decisions kept at the student's odds; held out: {describe(before)}")
+    if len(groups) == 1:
+        resident = read(groups[0])
+        resident_objective = objective_for(resident)
+        held_labels, held_rows = resident, torch.as_tensor(held)
+        overruled = float(resident_objective.overruled.mean())
+        passes, note = int(resident.is_pass.sum()), resident_objective.note
+    else:  # one pass over the groups gathers the held-out decisions, in held order
+        per_read = len(groups[0])
+        resident, parts, passes, note = None, [], 0, f", read {per_read} shard{'s' * (per_read > 1)} at a time"
+        for g, group in enumerate(groups):
+            labels = read(group)
+            if loss == "regression" and labels.partly_valued:
+                objective_for(labels)  # (refuses such labels, before any training)
+            mine = held[(held >= bounds[g]) & (held < bounds[g + 1])]
+            parts.append((mine, take_labels(labels, mine - bounds[g])))
+            passes += int(labels.is_pass.sum())
+            del labels
+        rows = np.concatenate([mine for mine, _ in parts])
+        position = np.argsort(rows)[np.searchsorted(np.sort(rows), held)]  # where each held row is in `rows`
+        held_labels = take_labels(join_labels([part for _, part in parts]), position)
+        held_rows = torch.arange(len(held))
+        overruled = 0.0
+    before = held_out_measures(net, held_labels, held_rows)
+    stats: dict = {"examples": n, "kept_examples": kept_total, "loss": loss, "overruled": overruled, "before": before}
+    log(f"{n:,} labelled decisions ({passes:,} of them passes){note}, {kept_total:,} decisions kept at the "
+        f"student's odds; held out: {describe(before)}")
     optimizer = torch.optim.Adam(net.parameters(), lr=learning_rate)
-    steps_per_epoch = max(1, -(-len(train) // batch_size))
+    train_of = [train[(train >= bounds[g]) & (train < bounds[g + 1])] - bounds[g] for g in range(len(groups))]
+    steps_of = [max(1, -(-len(rows) // batch_size)) if len(groups) == 1 else -(-len(rows) // batch_size)
+                for rows in train_of]
+    steps_per_epoch = max(1, sum(steps_of))
     for epoch in range(epochs):
-        shuffled = torch.as_tensor(rng.permutation(train))
-        kept_order = torch.as_tensor(rng.permutation(len(kept_obs))) if has_kept else None
-        kept_batch = -(-len(kept_obs) // steps_per_epoch) if has_kept else 0
-        losses = []
-        for step, begin in enumerate(range(0, len(shuffled), batch_size)):
-            for group in optimizer.param_groups:  # linear decay to zero
-                group["lr"] = learning_rate * (1 - (epoch * steps_per_epoch + step) / (epochs * steps_per_epoch))
-            idx = shuffled[begin:begin + batch_size]
-            logits, value = net(obs_t[idx].float(), mask_t[idx])
-            policy_loss = objective.policy_loss(logits, idx)
-            total = policy_loss + 0.5 * ((value - value_target[idx]) ** 2).mean()
+        losses, step, overruled_sum = [], 0, 0.0
+        for g in (range(1) if len(groups) == 1 else rng.permutation(len(groups))):
+            labels, objective = (resident, resident_objective) if resident is not None else (
+                read(groups[g]), None)
+            if objective is None:
+                objective = objective_for(labels)
+                overruled_sum += float(objective.overruled.sum())
+            obs_t, mask_t = torch.as_tensor(labels.obs), torch.as_tensor(labels.mask)
+            value_target = torch.as_tensor(labels.value_target, dtype=torch.float32)
+            has_kept = len(labels.kept_obs) > 0
             if has_kept:
-                rows = kept_order[step * kept_batch:(step + 1) * kept_batch]
-                if len(rows):
-                    kept_logits, _ = net(kept_obs[rows].float(), kept_mask[rows])
-                    total = total - (kept_probs[rows] * torch.log_softmax(kept_logits, dim=-1)).sum(dim=-1).mean()
-            optimizer.zero_grad()
-            total.backward()
-            nn.utils.clip_grad_norm_(net.parameters(), 0.5)
-            optimizer.step()
-            losses.append(policy_loss.item())
-        stats[f"epoch_{epoch + 1}"] = held_out_measures(net, labels, held)
+                kept_obs, kept_mask = torch.as_tensor(labels.kept_obs), torch.as_tensor(labels.kept_mask)
+                kept_probs = torch.as_tensor(labels.kept_probs)
+            shuffled = torch.as_tensor(rng.permutation(train_of[g]))
+            kept_order = torch.as_tensor(rng.permutation(len(kept_obs))) if has_kept else None
+            kept_batch = -(-len(kept_obs) // max(1, steps_of[g])) if has_kept else 0
+            for group_step, begin in enumerate(range(0, len(shuffled), batch_size)):
+                for param_group in optimizer.param_groups:  # linear decay to zero
+                    done = (epoch * steps_per_epoch + step) / (epochs * steps_per_epoch)
+                    param_group["lr"] = learning_rate * (1 - done)
+                idx = shuffled[begin:begin + batch_size]
+                logits, value = net(obs_t[idx].float(), mask_t[idx])
+                policy_loss = objective.policy_loss(logits, idx)
+                total = policy_loss + 0.5 * ((value - value_target[idx]) ** 2).mean()
+                if has_kept:
+                    rows = kept_order[group_step * kept_batch:(group_step + 1) * kept_batch]
+                    if len(rows):
+                        kept_logits, _ = net(kept_obs[rows].float(), kept_mask[rows])
+                        total = total - (kept_probs[rows] * torch.log_softmax(kept_logits, dim=-1)).sum(dim=-1).mean()
+                optimizer.zero_grad()
+                total.backward()
+                nn.utils.clip_grad_norm_(net.parameters(), 0.5)
+                optimizer.step()
+                losses.append(policy_loss.item())
+                step += 1
+            # The group's arrays go before the next group is read (only one group is held at a time).
+            del labels, objective, obs_t, mask_t, value_target, shuffled
+            if has_kept:
+                del kept_obs, kept_mask, kept_probs, kept_order
+        if resident is None and epoch == 0:
+            stats["overruled"] = overruled_sum / max(1, n)
+        stats[f"epoch_{epoch + 1}"] = held_out_measures(net, held_labels, held_rows)
         log(f"epoch {epoch + 1}: mean policy loss {np.mean(losses):.3f}; held out: {describe(stats[f'epoch_{epoch + 1}'])}")
     return stats
 

@@ -114,7 +114,8 @@ class Round(Strict):
     ``teacher: rollout`` (the default) plays every legal card out on the real deal and fits the
     values with the improvement loss at ``temperature``; ``teacher: expert`` values the cards the
     expert teacher searches (``train.distill``'s: the expert player's search, narrowed; over this
-    policy, on ``determinizations`` belief-dealt worlds) and fits
+    policy, on ``determinizations`` belief-dealt worlds; ``expert-value``: the same search with its
+    deals finished by the shipped value model) and fits
     them by imitation where the expert's best card beats the policy's by more than ``margin``
     points, or with ``loss: improvement`` by the improvement loss among the cards it valued
     (:func:`train.distill.fit`)."""
@@ -131,8 +132,8 @@ class Round(Strict):
     tables: Int = Field(1024, ge=1, description="hands played at once (one shard each)")
     opponent: str = Field("hard", description="bot in the other seats and in the rollouts; several separated "
                                                "by commas take turns by batch")
-    teacher: Literal["rollout", "expert"] = "rollout"
-    determinizations: Int = Field(24, ge=1, description="the expert teacher's worlds per decision")
+    teacher: Literal["rollout", "expert", "expert-value"] = "rollout"
+    determinizations: Int = Field(24, ge=1, description="the expert teachers' worlds per decision")
     margin: Float = Field(2.0, ge=0, description="the expert teacher's: points its best card must gain to overrule")
     pass_labels: bool = True
     card_labels: bool = True
@@ -144,11 +145,13 @@ class Round(Strict):
     batch_size: Int = Field(8192, ge=1)
     fit_seed: Int = Field(0, ge=0)
     keep_data: bool = Field(False, description="keep the shards after the fit (millions of labels: gigabytes)")
+    shards_in_memory: Int | None = Field(None, ge=1, description="the fit holds at most this many shards at once, "
+                                                                 "streaming the rest (default: all)")
 
     @model_validator(mode="after")
     def _expert_labels_card_plays(self) -> Round:
-        if self.teacher == "expert" and not self.card_labels:
-            raise ValueError("the expert teacher labels card plays only: card_labels must stay true")
+        if self.teacher != "rollout" and not self.card_labels:
+            raise ValueError(f"the {self.teacher} teacher labels card plays only: card_labels must stay true")
         if not self.card_labels and not self.pass_labels:
             raise ValueError("card_labels and pass_labels are both false: the round would label nothing")
         return self
@@ -434,7 +437,8 @@ class Recipe:
         out, data = folder / "policy.pt", folder / "data"
         # What this round is: a folder left by a round with other settings or another student (the
         # config changed, or a stage was inserted before it) is cleared, not mixed into this one.
-        identity = json.dumps({"round": spec.model_dump(), "student": str(start),
+        # (Not the fit's memory, shards_in_memory: the shards collected stay good whatever it is.)
+        identity = json.dumps({"round": spec.model_dump(exclude={"shards_in_memory"}), "student": str(start),
                                "rules": self.config.rules_value.to_dict()}, indent=2, sort_keys=True)
         record = folder / "round.json"
         if folder.is_dir() and (not record.is_file() or record.read_text() != identity):
@@ -461,7 +465,8 @@ class Recipe:
                 _collect(job)
         stats = distill.fit(str(start), data, out, epochs=spec.epochs, temperature=spec.temperature, margin=spec.margin,
                     learning_rate=spec.learning_rate, batch_size=spec.batch_size, seed=spec.fit_seed,
-                    loss=spec.loss or ("imitation" if spec.teacher == "expert" else "improvement"), log=self.log)
+                    loss=spec.loss or ("improvement" if spec.teacher == "rollout" else "imitation"),
+                    shards_in_memory=spec.shards_in_memory, log=self.log)
         self.log(f"{stage.name} round {index + 1}: fitted {stats.get('examples', 0):,} examples -> {out}")
         if not spec.keep_data:
             shutil.rmtree(data)
