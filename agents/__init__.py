@@ -163,14 +163,6 @@ def _expert(seed, determinizations: int = EXPERT_DETERMINIZATIONS):
     return agent
 
 
-def _expert_with_budget(text: str, seed, rules):
-    """``expert:N``: the expert over N sampled deals per decision."""
-    if not text.isdigit() or not 1 <= int(text) <= 4096:
-        raise AgentSpecError(f"expert:N takes a whole number of sampled deals from 1 to 4096 (e.g. expert:48), "
-                             f"got expert:{text}")
-    return _expert(seed, int(text))
-
-
 def _expert_value(seed, determinizations: int = EXPERT_VALUE_DETERMINIZATIONS):
     if not EXPERT_VALUE.is_file():
         raise AgentSpecError(f"expert-value finishes its deals with the value model {EXPERT_VALUE}, which is missing; "
@@ -181,17 +173,20 @@ def _expert_value(seed, determinizations: int = EXPERT_VALUE_DETERMINIZATIONS):
     return agent
 
 
-def _expert_value_with_budget(text: str, seed, rules):
-    """``expert-value:N``: the value search over N sampled deals per decision."""
-    if not text.isdigit() or not 1 <= int(text) <= 4096:
-        raise AgentSpecError(f"expert-value:N takes a whole number of sampled deals from 1 to 4096 (e.g. "
-                             f"expert-value:48), got expert-value:{text}")
-    return _expert_value(seed, int(text))
+def _with_budget(name: str, factory, example: int):
+    """The ``NAME:N`` spec of a search player ``factory(seed, N)``: N sampled deals per decision."""
+    def build(text: str, seed, rules):
+        if not text.isdigit() or not 1 <= int(text) <= 4096:
+            raise AgentSpecError(f"{name}:N takes a whole number of sampled deals from 1 to 4096 (e.g. "
+                                 f"{name}:{example}), got {name}:{text}")
+        return factory(seed, int(text))
+    return build
 
 
 if "ppo-classic" in _installed_policies:
     register("ppo-classic-search", _policy_search, rules="classic", slow=True)
     register("expert", _expert, rules="classic", slow=True)
-    register_prefix("expert:", _expert_with_budget, argument="N", slow=True, rules="classic")
+    register_prefix("expert:", _with_budget("expert", _expert, 48), argument="N", slow=True, rules="classic")
     register("expert-value", _expert_value, rules="classic", slow=True)
-    register_prefix("expert-value:", _expert_value_with_budget, argument="N", slow=True, rules="classic")
+    register_prefix("expert-value:", _with_budget("expert-value", _expert_value, 16), argument="N", slow=True,
+                    rules="classic")

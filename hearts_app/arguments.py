@@ -1,5 +1,6 @@
 """Arguments the subcommands share: ``--rules``/``--rule`` (:func:`add_rules_arguments`,
-:func:`load_rules`) and argument types. Each type refuses a bad value with one line saying what is
+:func:`load_rules`), those of the commands that fit a model to played hands
+(:func:`add_model_fit_arguments`), and argument types. Each type refuses a bad value with one line saying what is
 allowed, which argparse prints after the option's name (``argument --workers: must be 1 or more,
 got 0``), before any work starts."""
 
@@ -9,8 +10,11 @@ import argparse
 import math
 from pathlib import Path
 
+from agents import is_slow, make
 from hearts_env.rules import PRESETS, Rules, RulesError
 from hearts_env.settings_files import apply_overrides, read_mapping
+
+from .errors import UsageError
 
 #: Seeds are below 2**63: NumPy and the deal generator take them as 64-bit integers, and a larger
 #: one would be reduced silently while the results still named it.
@@ -72,3 +76,37 @@ def positive_ints(text: str) -> list[int]:
     if not all(parts):
         raise argparse.ArgumentTypeError(f"give whole numbers separated by commas, e.g. 1,64,1024; got {text!r}")
     return [positive_int(part) for part in parts]
+
+
+def add_model_fit_arguments(parser: argparse.ArgumentParser, hands: int, hidden: list[int], epochs: int) -> None:
+    """``--hands``, ``--workers``, ``--hidden``, ``--epochs`` and ``--seed`` of the commands that play
+    hands and fit a model to them (``hearts belief``, ``hearts value``); :func:`check_model_fit_arguments`
+    checks them."""
+    parser.add_argument("--hands", type=int, default=hands, help="hands to play in all (default %(default)s)")
+    parser.add_argument("--workers", type=int, default=2, help="collecting processes (default %(default)s)")
+    parser.add_argument("--hidden", type=int, nargs="+", default=hidden, metavar="WIDTH",
+                        help=f"layer widths (default {' '.join(map(str, hidden))})")
+    parser.add_argument("--epochs", type=int, default=epochs, help="passes over the examples (default %(default)s)")
+    parser.add_argument("--seed", type=seed, default=1,
+                        help="seed of the deals (worker w deals from 1000 * SEED + w) and of the fit "
+                             "(default %(default)s)")
+
+
+def check_model_fit_arguments(args: argparse.Namespace) -> None:
+    """Refuse (:class:`UsageError`) the sizes of :func:`add_model_fit_arguments` below 1."""
+    for name in ("hands", "workers", "epochs"):
+        if getattr(args, name) < 1:
+            raise UsageError(f"--{name} must be 1 or more, got {getattr(args, name)}")
+    if any(width < 1 for width in args.hidden):
+        raise UsageError(f"--hidden widths must be 1 or more, got {args.hidden}")
+
+
+def check_table_player(flag: str, spec: str, rules: str = "classic") -> None:
+    """Refuse (:class:`UsageError`) a player ``spec`` given to ``flag`` that cannot sit at the
+    tables of a collection: unknown, or a slow searching player."""
+    if is_slow(spec):
+        raise UsageError(f"{flag} {spec!r} is a slow searching player; pick a bot or a policy")
+    try:
+        make(spec, rules=rules)
+    except ValueError as err:
+        raise UsageError(f"{flag} {spec!r}: {err}") from None

@@ -6,7 +6,6 @@ import argparse
 import json
 import sys
 
-from agents import is_slow, make
 from train.belief import train
 
 from . import arguments
@@ -23,33 +22,18 @@ def register(subparsers) -> None:
                     "docs/training.md.",
     )
     parser.add_argument("out", help="belief file to write (.pt)")
-    parser.add_argument("--hands", type=int, default=90112, help="hands to play in all (default %(default)s)")
-    parser.add_argument("--workers", type=int, default=2, help="collecting processes (default %(default)s)")
+    arguments.add_model_fit_arguments(parser, hands=90112, hidden=[512, 512], epochs=3)
     parser.add_argument("--opponent", default="hard", help="the players modelled (default %(default)s)")
     parser.add_argument("--viewer", default="ppo-classic",
                         help="plays one seat in half of the tables (default %(default)s)")
-    parser.add_argument("--hidden", type=int, nargs="+", default=[512, 512], metavar="WIDTH",
-                        help="layer widths (default 512 512)")
-    parser.add_argument("--epochs", type=int, default=3, help="passes over the examples (default %(default)s)")
-    parser.add_argument("--seed", type=arguments.seed, default=1,
-                        help="seed of the deals (worker w deals from 1000 * SEED + w) and of the fit (default %(default)s)")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    for name in ("hands", "workers", "epochs"):
-        if getattr(args, name) < 1:
-            raise UsageError(f"--{name} must be 1 or more, got {getattr(args, name)}")
-    if any(width < 1 for width in args.hidden):
-        raise UsageError(f"--hidden widths must be 1 or more, got {args.hidden}")
+    arguments.check_model_fit_arguments(args)
     out = writable_file(args.out, "the belief file")  # found now, not after minutes of work
-    for flag, spec in (("--opponent", args.opponent), ("--viewer", args.viewer)):
-        if is_slow(spec):
-            raise UsageError(f"{flag} {spec!r} is a slow searching player; pick a bot or a policy")
-        try:
-            make(spec, rules="classic")
-        except ValueError as err:
-            raise UsageError(f"{flag} {spec!r}: {err}") from None
+    arguments.check_table_player("--opponent", args.opponent)
+    arguments.check_table_player("--viewer", args.viewer)
     try:
         stats = train(out, hands=args.hands, workers=args.workers, seed=args.seed, opponent=args.opponent,
                       viewer=args.viewer, hidden=tuple(args.hidden), epochs=args.epochs,
