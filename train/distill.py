@@ -740,8 +740,7 @@ def train_policy(net, groups: list[list[Path]], read: Callable[[list[Path]], Lab
         f"student's odds; held out: {describe(before)}")
     optimizer = torch.optim.Adam(net.parameters(), lr=learning_rate)
     train_of = [train[(train >= bounds[g]) & (train < bounds[g + 1])] - bounds[g] for g in range(len(groups))]
-    steps_of = [max(1, -(-len(rows) // batch_size)) if len(groups) == 1 else -(-len(rows) // batch_size)
-                for rows in train_of]
+    steps_of = [-(-len(rows) // batch_size) for rows in train_of]
     steps_per_epoch = max(1, sum(steps_of))
     for epoch in range(epochs):
         losses, step, overruled_sum = [], 0, 0.0
