@@ -40,7 +40,8 @@ def test_shipped_recipes_validate(tmp_path):
     recipes = {path.name: load_shipped(path, tmp_path) for path in sorted(RECIPES.glob("*.yaml"))}
     steps = {name: [key for key, _, _ in Recipe(recipe, RECIPES, runs_dir="unused").steps()]
              for name, recipe in recipes.items()}
-    assert steps["smoke.yaml"] == ["selfplay", "vs_hard", "improve/round1", "improve/round2", "improve/round3"]
+    assert steps["smoke.yaml"] == ["selfplay", "vs_hard", "value", "improve/round1", "improve/round2", "improve/round3",
+                                   "improve/round4"]
     assert len(steps["classic.yaml"]) == 2 + 19  # two PPO stages, nineteen improvement rounds
     assert steps["two_player.yaml"] == ["selfplay"]
     # The last rounds' recipe reruns the classic recipe's rounds 17 to 19 as they are there.
@@ -84,6 +85,12 @@ stages:
     (("temperature: 0.5", "temperature: 0.5, teacher: search"), "teacher"),
     (("temperature: 0.5", "temperature: 0.5, teacher: expert, card_labels: false"), "expert teacher labels card plays only"),
     (("temperature: 0.5", "temperature: 0.5, teacher: expert, margin: -1"), "margin"),
+    (("temperature: 0.5", "temperature: 0.5, shards_in_memory: 0"), "shards_in_memory"),
+    (("  - {kind: improve", "  - {kind: value, name: v, players: 'hard,nobody'}\n  - {kind: improve"),
+     "stages.v.players: .*nobody"),
+    (("  - {kind: improve", "  - {kind: value, name: v, players: 'hard,expert'}\n  - {kind: improve"),
+     "stages.v.players: 'expert' is a search player"),
+    (("  - {kind: improve", "  - {kind: value, name: v, hands: 0}\n  - {kind: improve"), "hands"),
 ])
 def test_bad_recipes_are_refused_by_name(tmp_path, edit, words):
     load_recipe(write(tmp_path, GOOD))
@@ -93,7 +100,7 @@ def test_bad_recipes_are_refused_by_name(tmp_path, edit, words):
 
 def test_an_improve_stage_first_is_refused(tmp_path):
     text = GOOD.replace("  - {kind: ppo, name: a, config: SMOKE_CONFIG, budgets: [100]}\n", "")
-    with pytest.raises(ConfigError, match="first stage must be a ppo stage.*start: PATH"):
+    with pytest.raises(ConfigError, match="first stage that makes a policy must be a ppo stage.*start: PATH"):
         load_recipe(write(tmp_path, text))
 
 
@@ -205,7 +212,7 @@ def test_smoke_recipe_killed_in_the_middle_resumes_without_redoing_finished_step
                              start_new_session=True)
     try:
         deadline = time.monotonic() + 240
-        while not (log.is_file() and "step 2/5" in log.read_text()):
+        while not (log.is_file() and "step 2/7" in log.read_text()):
             assert child.poll() is None and time.monotonic() < deadline, "the recipe did not reach its second step"
             time.sleep(0.2)
     finally:
@@ -216,20 +223,30 @@ def test_smoke_recipe_killed_in_the_middle_resumes_without_redoing_finished_step
     result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=400)
     assert result.returncode == 0, result.stderr[-2000:]
     summary = json.loads(result.stdout)
-    assert list(summary["steps"]) == ["selfplay", "vs_hard", "improve/round1", "improve/round2", "improve/round3"]
+    assert list(summary["steps"]) == ["selfplay", "vs_hard", "value", "improve/round1", "improve/round2",
+                                      "improve/round3", "improve/round4"]
     assert first_policy.stat().st_mtime_ns == stamp
-    assert log.read_text().count("step 1/5: selfplay") == 1  # not run again
-    for step in summary["steps"].values():
+    assert log.read_text().count("step 1/7: selfplay") == 1  # not run again
+    # The value stage trains a value model and leaves the policy (and its evaluation) as it was.
+    assert (runs / "recipe_smoke" / "value" / "value.pt").is_file()
+    assert summary["steps"]["value"]["evaluation"] == {}
+    for key, step in summary["steps"].items():
+        if key == "value":
+            continue
         assert set(step["evaluation"]) == {"random", "easy", "normal", "hard"}
         means = [points["mean"] for points in step["evaluation"].values()]
         assert step["panel_score"] == pytest.approx(sum(means) / 4, abs=1e-3)
     assert not (runs / "recipe_smoke" / "improve" / "round1" / "data").exists()  # shards removed after the fit
     agent = make(f"ckpt:{summary['policy']}")
     assert agent is not None
-    # Each round fitted by its loss: the last (the expert's labels) by the improvement, as its config says.
+    # Each round fitted by its loss: the expert-value teacher's labels by imitation (its default), the
+    # expert's by the improvement, as its config says; the last round's labels valued by the stage's model.
     from agents.checkpoint import load_net
 
     _, meta = load_net(summary["policy"])
     lineage = meta["distilled"]
-    assert [lineage["loss"], lineage["after"]["loss"], lineage["after"]["after"]["loss"]] == ["improvement"] * 3
+    assert [lineage["loss"], lineage["after"]["loss"], lineage["after"]["after"]["loss"],
+            lineage["after"]["after"]["after"]["loss"]] == ["imitation", "improvement", "improvement", "improvement"]
+    identity = json.loads((runs / "recipe_smoke" / "improve" / "round4" / "round.json").read_text())
+    assert identity["value"] == str(runs / "recipe_smoke" / "value" / "value.pt")
     assert list((runs / "recipe_smoke" / "evaluation").glob("events.out.tfevents.*"))

@@ -76,14 +76,16 @@ TEACHER_CONFIDENT = 0.9
 def collect_shard(student_path: str, out: Path, hands: int, seed: int, tables: int = 256,
                   determinizations: int = 12, opponent: str = "hard", rules: str = "classic",
                   teacher: str = "search", pass_labels: bool = True, card_labels: bool = True, log=print,
-                  skip: frozenset[str] | set[str] = frozenset(), student_name: str | None = None) -> int:
+                  skip: frozenset[str] | set[str] = frozenset(), student_name: str | None = None,
+                  value: str | None = None) -> int:
     """Play ``hands`` hands (``tables`` at a time) and write the student's labelled decisions to
     ``out/shard_<seed>_<k>.npz``; returns the number of examples.
 
     ``teacher="search"`` labels card plays with the search player (means over ``determinizations``
     sampled deals: :func:`label_by_search`); ``teacher="expert"`` with the expert's search over the
     student, narrowed (:func:`label_by_expert`), and ``teacher="expert-value"`` with the same search
-    finishing its deals by the value model (``agents.EXPERT_VALUE``), several times cheaper; ``teacher="rollout"`` plays every legal card on the
+    finishing its deals by the value model (``value``, a value file; default ``agents.EXPERT_VALUE``),
+    several times cheaper; ``teacher="rollout"`` plays every legal card on the
     real deal instead (:func:`label_by_rollout`), at passes unless ``pass_labels`` is false and at
     card plays unless ``card_labels`` is false: a pass label is the hand played out after that card
     is picked, the student picking its remaining cards. Decisions with a choice that the teacher
@@ -124,7 +126,7 @@ def collect_shard(student_path: str, out: Path, hands: int, seed: int, tables: i
     elif teacher in ("expert", "expert-value"):  # expert-value: the deals finished by the value model
         expert = expert_player(student, rules_value, seed=seed, determinizations=determinizations,
                                candidates=TEACHER_CANDIDATES, confident=TEACHER_CONFIDENT,
-                               value=EXPERT_VALUE if teacher == "expert-value" else None)
+                               value=(value or EXPERT_VALUE) if teacher == "expert-value" else None)
         label = dict.fromkeys(opponents, partial(label_by_expert, student=student, expert=expert))
     else:
         label = dict.fromkeys(opponents, partial(label_by_rollout, student=student, plays=card_labels,

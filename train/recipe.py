@@ -12,7 +12,10 @@ A recipe is a list of stages run in order, each starting from the policy the sta
   labelled decisions of the current policy (:func:`train.distill.collect_shard`, one collection
   per seed, ``workers`` at a time, with its ``teacher``) and fits them (:func:`train.distill.fit`)
   with its ``loss``: by default the improvement loss for rollout labels, imitation for the
-  expert's.
+  expert teachers'. ``shards_in_memory`` streams the fit.
+* ``value``: a value model of whole deals (:func:`train.value.train`); the later rounds whose teacher
+  is ``expert-value`` finish their sampled deals with it (before any value stage: the shipped one).
+  It leaves the policy as it was, and is not evaluated.
 
 A recipe with ``start`` (a policy checkpoint) begins from that policy instead of from nothing: its
 first stage, PPO or improve, starts from it (to improve a shipped policy further, or to rerun a
@@ -30,7 +33,7 @@ or the evaluation once a step has finished) is refused by name, since those step
 be what it says; the steps not yet finished may change, and stages or rounds may be added at the
 end.
 
-After every step the policy is measured by the ``evaluate`` function given (the command passes the
+After every step that changes the policy, it is measured by the ``evaluate`` function given (the command passes the
 arena's head-to-head against each of ``evaluation.opponents``); the mean over the opponents is the
 *panel score*. Training itself does not depend on the evaluation package.
 """
@@ -69,7 +72,7 @@ from .config import (
     to_rules,
     validation_problems,
 )
-from . import distill
+from . import distill, value as value_training
 
 
 def _folder_name(value: str) -> str:
@@ -163,6 +166,20 @@ class ImproveStage(Strict):
     rounds: list[Round] = Field(min_length=1)
 
 
+class ValueStage(Strict):
+    """Train a value model (``hearts value``: ``train.value``); the later rounds' ``expert-value``
+    teacher finishes its sampled deals with it instead of the shipped one. The policy is unchanged."""
+
+    kind: Literal["value"]
+    name: FolderName
+    hands: Int = Field(2_000_000, ge=1)
+    players: str = Field(",".join(value_training.PLAYERS),
+                         description="the players each seat is drawn from, separated by commas")
+    hidden: list[Int] = Field(default_factory=lambda: [512, 256], min_length=1)
+    epochs: Int = Field(2, ge=1)
+    seed: Int = Field(1, ge=0)
+
+
 class EvaluationConfig(Strict):
     opponents: list[str] = Field(default_factory=lambda: ["random", "easy", "normal", "hard"],
                                  description="head-to-heads after every step; their mean is the panel score")
@@ -170,7 +187,7 @@ class EvaluationConfig(Strict):
     seed: Int = Field(0, ge=0)
 
 
-Stage = Annotated[PPOStage | ImproveStage, Field(discriminator="kind")]
+Stage = Annotated[PPOStage | ImproveStage | ValueStage, Field(discriminator="kind")]
 
 
 class RecipeConfig(Strict):
@@ -201,9 +218,10 @@ class RecipeConfig(Strict):
 
     @model_validator(mode="after")
     def _first_stage_has_a_policy(self) -> RecipeConfig:
-        if self.start is None and self.stages[0].kind != "ppo":
-            raise ValueError("the first stage must be a ppo stage (an improve stage improves the policy before "
-                             "it), or give the recipe a start policy (start: PATH)")
+        policy_stages = [stage for stage in self.stages if stage.kind != "value"]
+        if self.start is None and (not policy_stages or policy_stages[0].kind != "ppo"):
+            raise ValueError("the first stage that makes a policy must be a ppo stage (an improve stage improves "
+                             "the policy before it), or give the recipe a start policy (start: PATH)")
         return self
 
     @property
@@ -258,6 +276,19 @@ def check_recipe_agents(recipe: RecipeConfig, folder: Path) -> None:
     for stage in recipe.stages:
         if stage.kind == "ppo":
             check_agents(stage_config(recipe, stage, folder, start=None))
+            continue
+        if stage.kind == "value":
+            from agents.value import check_rules  # (torch: the train extra, which recipes need anyway)
+
+            try:
+                check_rules(recipe.rules_value)
+            except ValueError as err:
+                raise ConfigError(f"stages.{stage.name}: {err}") from None
+            for player in distill.opponent_list(stage.players):
+                where = f"stages.{stage.name}.players"
+                if is_slow(player):
+                    raise ConfigError(f"{where}: {player!r} is a search player, too slow to play every hand")
+                build(player, where)
             continue
         for index, spec in enumerate(stage.rounds):
             where = f"stages.{stage.name}.rounds.{index}.opponent"
@@ -362,7 +393,7 @@ class Recipe:
         """``(key, stage, round index or None)`` of every step, in order."""
         out = []
         for stage in self.config.stages:
-            if stage.kind == "ppo":
+            if stage.kind in ("ppo", "value"):
                 out.append((step_key(stage.name), stage, None))
             else:
                 out += [(step_key(stage.name, r), stage, r) for r in range(len(stage.rounds))]
@@ -375,6 +406,7 @@ class Recipe:
         self._save_state()
         writer = None
         policy = start_path(self.config, self.config_folder)
+        value = None  # the value model of the latest value stage (None: the shipped one)
         steps = self.steps()
         for index, (key, stage, round_index) in enumerate(steps, start=1):
             record = self.state["steps"].get(key)
@@ -383,11 +415,16 @@ class Recipe:
                 began = time.perf_counter()
                 if stage.kind == "ppo":
                     policy = self._ppo(stage, policy)
+                elif stage.kind == "value":
+                    value = self._value(stage)
                 else:
-                    policy = self._round(stage, round_index, policy)
+                    policy = self._round(stage, round_index, policy, value)
                 seconds = time.perf_counter() - began
-                evaluation = self._evaluate(policy)
-                record = {"policy": str(policy), "seconds": round(seconds, 1), "evaluation": evaluation}
+                evaluation = self._evaluate(policy) if stage.kind != "value" else {}  # (the policy is unchanged)
+                record = {"policy": None if policy is None else str(policy), "seconds": round(seconds, 1),
+                          "evaluation": evaluation}
+                if stage.kind == "value":
+                    record["value"] = str(value)
                 if evaluation:
                     record["panel_score"] = panel_score(evaluation)
                     writer = writer or SummaryWriter(str(self.dir / "evaluation"))
@@ -399,7 +436,8 @@ class Recipe:
                              + f"; panel score {record['panel_score']:.2f}")
                 self.state["steps"][key] = record
                 self._save_state()
-            policy = Path(record["policy"])
+            policy = None if record["policy"] is None else Path(record["policy"])
+            value = Path(record["value"]) if "value" in record else value
         if writer is not None:
             writer.close()
         final = self.dir / "policy.pt"
@@ -431,14 +469,27 @@ class Recipe:
             run.train()
         return self.dir / stage.name / "policy.pt"
 
-    def _round(self, stage: ImproveStage, index: int, start: Path | None) -> Path:
+    def _value(self, stage: ValueStage) -> Path:
+        out = self.dir / stage.name / "value.pt"
+        if out.is_file():  # written before a kill that came before the step was recorded
+            return out
+        self.log(f"{stage.name}: a value model from {stage.hands:,} hands -> {out}")
+        stats = value_training.train(out, hands=stage.hands, workers=self.workers, seed=stage.seed,
+                                     players=distill.opponent_list(stage.players), rules=self.config.rules_value,
+                                     hidden=tuple(stage.hidden), epochs=stage.epochs, log=self.log)
+        self.log(f"{stage.name}: held-out error {stats['rmse']:.2f} points per seat (spread {stats['spread']:.2f})")
+        return out
+
+    def _round(self, stage: ImproveStage, index: int, start: Path | None, value: Path | None = None) -> Path:
         spec = stage.rounds[index]
         folder = self.dir / stage.name / f"round{index + 1}"
         out, data = folder / "policy.pt", folder / "data"
         # What this round is: a folder left by a round with other settings or another student (the
         # config changed, or a stage was inserted before it) is cleared, not mixed into this one.
         # (Not the fit's memory, shards_in_memory: the shards collected stay good whatever it is.)
+        value = value if spec.teacher == "expert-value" else None
         identity = json.dumps({"round": spec.model_dump(exclude={"shards_in_memory"}), "student": str(start),
+                               **({"value": str(value)} if value is not None else {}),
                                "rules": self.config.rules_value.to_dict()}, indent=2, sort_keys=True)
         record = folder / "round.json"
         if folder.is_dir() and (not record.is_file() or record.read_text() != identity):
@@ -451,7 +502,8 @@ class Recipe:
                 shutil.rmtree(data, ignore_errors=True)
             return out
         jobs = [(str(start), str(data), c.hands, c.seed, spec.tables, spec.opponent, self.config.rules_value.to_dict(),
-                 spec.teacher, spec.determinizations, spec.pass_labels, spec.card_labels) for c in spec.collections]
+                 spec.teacher, spec.determinizations, spec.pass_labels, spec.card_labels,
+                 None if value is None else str(value)) for c in spec.collections]
         self.log(f"{stage.name} round {index + 1}: collecting {sum(c.hands for c in spec.collections):,} hands "
                  f"of {start} in {data}")
         if self.workers > 1 and len(jobs) > 1:
@@ -490,10 +542,11 @@ def _die_with_parent(parent: int) -> None:
 
 def _collect(job: tuple) -> int:
     """One collection (in a worker process): :func:`train.distill.collect_shard`."""
-    student, data, hands, seed, tables, opponent, rules, teacher, determinizations, pass_labels, card_labels = job
+    (student, data, hands, seed, tables, opponent, rules, teacher, determinizations, pass_labels, card_labels,
+     value) = job
     return distill.collect_shard(student, Path(data), hands, seed, tables, determinizations=determinizations,
                          opponent=opponent, rules=Rules.from_dict(rules), teacher=teacher,
-                         pass_labels=pass_labels, card_labels=card_labels,
+                         pass_labels=pass_labels, card_labels=card_labels, value=value,
                          log=lambda message: print(message, file=sys.stderr, flush=True))
 
 
@@ -526,7 +579,7 @@ def step_specs(dumped: dict) -> list[tuple[str, dict]]:
     :meth:`Recipe.steps`): a PPO stage's settings, or an improve stage's round."""
     out = []
     for stage in dumped.get("stages", []):
-        if stage.get("kind") == "ppo":
+        if stage.get("kind") in ("ppo", "value"):
             out.append((step_key(stage["name"]), stage))
         else:
             out += [(step_key(stage["name"], r), _with_defaults(spec)) for r, spec in enumerate(stage.get("rounds", []))]
