@@ -218,21 +218,19 @@ def place(hidden: np.ndarray, room: np.ndarray, may_hold: np.ndarray, rng: np.ra
     # card that holders outside the set could also take (the set's own cards would not fit).
     slack = room @ member - _set_counts(mask, holder_set, h) @ within  # [N, 2**H]
     freedom = may_hold.sum(axis=2)  # [N, 52]
-    if copies != 1:  # what is the same for every copy is worked out once, then repeated
-        rep = lambda a: np.repeat(a, copies, axis=0)  # noqa: E731
-        mask, room, may_hold, holder_set, slack, freedom = map(rep, (mask, room, may_hold, holder_set, slack, freedom))
-        belief = None if belief is None else rep(belief)
-        n *= copies
-    else:
-        room = room.copy()
-    key = np.where(mask, freedom + rng.random(mask.shape), np.inf)
-    order = np.argsort(key, axis=1)  # most constrained first, random order among equals
+    # Each world has its own room and slack (they change as its cards are placed); what it reads
+    # of its problem (the hidden cards, who may hold them, the belief) is its problem's, at row
+    # world // copies.
+    room, slack = np.repeat(room, copies, axis=0), np.repeat(slack, copies, axis=0)
+    worlds = n * copies
+    key = np.where(mask[:, None, :], freedom[:, None, :] + rng.random((n, copies, cards.NUM_CARDS)), np.inf)
+    order = np.argsort(key.reshape(worlds, cards.NUM_CARDS), axis=1)  # most constrained first, random among equals
     steps = int(mask.sum(axis=1).max(initial=0))
-    draws = rng.random((steps, n))
-    hands = np.zeros((n, h), dtype=np.uint64)
+    draws = rng.random((steps, worlds))
+    hands = np.zeros((worlds, h), dtype=np.uint64)
     odds = np.zeros((0, 0, 0)) if belief is None else np.ascontiguousarray(belief)
     stuck = np.full(2, -1, dtype=np.int64)
-    _place(order, mask, may_hold, holder_set, room, slack, member, within, draws, odds, hands, stuck)
+    _place(order, mask, may_hold, holder_set, copies, room, slack, member, within, draws, odds, hands, stuck)
     if stuck[0] >= 0:  # cannot happen once the check passed
         g = int(stuck[0])
         raise NoConsistentWorld(f"game {g}: {cards.card_text(int(stuck[1]))} fits no holder", g, int(stuck[1]))
@@ -240,22 +238,24 @@ def place(hidden: np.ndarray, room: np.ndarray, may_hold: np.ndarray, rng: np.ra
 
 
 @jit
-def _place(order, mask, may_hold, holder_set, room, slack, member, within, draws, odds, hands, stuck):
+def _place(order, mask, may_hold, holder_set, copies, room, slack, member, within, draws, odds, hands, stuck):
     """:func:`place`'s draw, world by world: the cards in ``order``, each to a holder drawn with
     ``draws[j, g]`` in proportion to its room (times ``odds`` when given) among the holders that
     may hold it and keep every set's slack (``room``, ``slack`` and ``hands`` updated in place).
-    A card that fits no holder sets ``stuck`` to its world and card."""
+    World ``g`` reads its problem's ``mask``, ``may_hold``, ``holder_set`` and ``odds`` at row
+    ``g // copies``. A card that fits no holder sets ``stuck`` to its world and card."""
     n, h = room.shape
     sets = slack.shape[1]
     weighted = odds.shape[0] > 0
     cum = np.empty(h, dtype=np.float64)
     for g in range(n):
+        q = g // copies
         for j in range(draws.shape[0]):
             c = order[g, j]
-            if not mask[g, c]:
+            if not mask[q, c]:
                 continue
             for s in range(sets):  # the card is no longer unplaced
-                slack[g, s] += within[holder_set[g, c], s]
+                slack[g, s] += within[holder_set[q, c], s]
             total = 0.0
             for i in range(h):
                 blocked = False
@@ -263,8 +263,8 @@ def _place(order, mask, may_hold, holder_set, room, slack, member, within, draws
                     if slack[g, s] == 0 and member[i, s] != 0:
                         blocked = True
                         break
-                if may_hold[g, c, i] and room[g, i] > 0 and not blocked:
-                    total += room[g, i] * odds[g, c, i] if weighted else room[g, i]
+                if may_hold[q, c, i] and room[g, i] > 0 and not blocked:
+                    total += room[g, i] * odds[q, c, i] if weighted else room[g, i]
                 cum[i] = total
             if total == 0:
                 stuck[0], stuck[1] = g, c
@@ -370,42 +370,41 @@ def deal_seat_views(rules: Rules, view: SeatView, k: int, rng: np.random.Generat
         raise ValueError("deal_seat_views: every view must be of the seat to play a card")
     if (view.players != p).any():
         raise ValueError(f"deal_seat_views: the views are not of {p}-player games as the rules ({rules.name}) say")
-    n = view.n * k
-    rep = lambda a: np.repeat(a, k, axis=0)  # noqa: E731
+    n = view.n
     # A hand number giving each pass offset (0 for an offset the rules never pass by).
     hand_of_offset = np.zeros(p, dtype=np.int64)
     for hand, o in reversed(list(enumerate(rules.pass_offsets))):  # (the first hand of each offset)
         hand_of_offset[o] = hand
-    offset = rep(view.pass_offset)
+    offset = view.pass_offset
 
+    # One state per view, its hidden cards dealt k times, then each state repeated for its k deals.
     state = State.empty(rules, n)
     state.phase[:] = PLAY
     state.current_player[:] = 0
     state.hand_number[:] = hand_of_offset[offset]
     state.final_hand[:] = state.hand_number  # one hand: stop after it
-    state.scores[:] = rep(view.score_points(rules.target_score)[:, :p])
-    played = rep(view.played_by[:, :p])
-    state.played[:] = played
-    state.voids[:] = rep(view.voids[:, :p])
-    state.trick[:] = rep(view.trick_card[:, :p])
-    state.num_in_trick[:] = rep(view.in_trick)
-    state.leader[:] = rep(np.maximum(view.leader, 0))
-    state.trick_number[:] = rep(np.rint(view.trick_number * rules.hand_size).astype(np.int64))
-    state.hearts_broken[:] = rep(view.hearts_broken)
-    state.legal[:] = rep(view.legal)
+    state.scores[:] = view.score_points(rules.target_score)[:, :p]
+    state.played[:] = view.played_by[:, :p]
+    state.voids[:] = view.voids[:, :p]
+    state.trick[:] = view.trick_card[:, :p]
+    state.num_in_trick[:] = view.in_trick
+    state.leader[:] = np.maximum(view.leader, 0)
+    state.trick_number[:] = np.rint(view.trick_number * rules.hand_size).astype(np.int64)
+    state.hearts_broken[:] = view.hearts_broken
+    state.legal[:] = view.legal
     # Passes as this seat knows them: its own, and the one it received.
     rows = (offset > 0).nonzero()[0]
-    state.passed[rows, 0] = rep(view.passed)[rows]
-    state.passed[rows, (p - offset[rows]) % p] = rep(view.received)[rows]
-    state.taken[:] = rep(_cards_taken(view.points_taken[:, :p], view.played & ~view.trick_bits,
-                                      view.jack_taken[:, :p]))
+    state.passed[rows, 0] = view.passed[rows]
+    state.passed[rows, (p - offset[rows]) % p] = view.received[rows]
+    state.taken[:] = _cards_taken(view.points_taken[:, :p], view.played & ~view.trick_bits, view.jack_taken[:, :p])
+    state.hands[:, 0] = view.hand
 
-    state.hands[:, 0] = rep(view.hand)
-    holdings = hidden_cards(state.take(np.arange(0, n, k)), 0).sample(rng, k, belief)
+    holdings = hidden_cards(state, 0).sample(rng, k, belief)
+    state = state.take(np.repeat(np.arange(n), k))
     state.hands[:, 1:] = holdings[:, :p - 1]
     if rules.dead_cards:
         state.dead[:] = holdings[:, -1]
-    state.dealt[:] = state.hands | played
+    state.dealt[:] = state.hands | state.played
     return state
 
 
