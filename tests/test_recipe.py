@@ -91,6 +91,8 @@ stages:
     (("  - {kind: improve", "  - {kind: value, name: v, players: 'hard,expert'}\n  - {kind: improve"),
      "stages.v.players: 'expert' is a search player"),
     (("  - {kind: improve", "  - {kind: value, name: v, hands: 0}\n  - {kind: improve"), "hands"),
+    (("  - {kind: improve", "  - {kind: value, name: v, players: 'hard,,easy'}\n  - {kind: improve"),
+     "stages.v.players: .*separated by commas"),
 ])
 def test_bad_recipes_are_refused_by_name(tmp_path, edit, words):
     load_recipe(write(tmp_path, GOOD))

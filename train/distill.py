@@ -539,17 +539,18 @@ def _no_kept(labels: Labels) -> dict[str, np.ndarray]:
             for name in ("kept_obs", "kept_mask", "kept_probs")}
 
 
+#: The arrays of :class:`Labels` with one row per labelled decision.
+LABELLED = ("obs", "mask", "values", "valued", "value_target", "best", "is_pass")
+
+
 def take_labels(labels: Labels, rows: np.ndarray) -> Labels:
     """The labelled decisions ``rows`` of ``labels`` (none of the kept ones), copied."""
-    return labels._replace(obs=labels.obs[rows], mask=labels.mask[rows], values=labels.values[rows],
-                           valued=labels.valued[rows], value_target=labels.value_target[rows],
-                           best=labels.best[rows], is_pass=labels.is_pass[rows], **_no_kept(labels))
+    return labels._replace(**{name: getattr(labels, name)[rows] for name in LABELLED}, **_no_kept(labels))
 
 
 def join_labels(parts: list[Labels]) -> Labels:
     """The labelled decisions of ``parts``, one after another (none of the kept ones)."""
-    return parts[0]._replace(**{name: np.concatenate([getattr(part, name) for part in parts])
-                                for name in ("obs", "mask", "values", "valued", "value_target", "best", "is_pass")},
+    return parts[0]._replace(**{name: np.concatenate([getattr(part, name) for part in parts]) for name in LABELLED},
                              partly_valued=any(part.partly_valued for part in parts), **_no_kept(parts[0]))
 
 

@@ -33,9 +33,9 @@ or the evaluation once a step has finished) is refused by name, since those step
 be what it says; the steps not yet finished may change, and stages or rounds may be added at the
 end.
 
-After every step that changes the policy, it is measured by the ``evaluate`` function given (the command passes the
-arena's head-to-head against each of ``evaluation.opponents``); the mean over the opponents is the
-*panel score*. Training itself does not depend on the evaluation package.
+After every step that changes the policy, it is measured by the ``evaluate`` function given (the
+command passes the arena's head-to-head against each of ``evaluation.opponents``); the mean over
+the opponents is the *panel score*. Training itself does not depend on the evaluation package.
 """
 
 from __future__ import annotations
@@ -118,7 +118,7 @@ class Round(Strict):
     values with the improvement loss at ``temperature``; ``teacher: expert`` values the cards the
     expert teacher searches (``train.distill``'s: the expert player's search, narrowed; over this
     policy, on ``determinizations`` belief-dealt worlds; ``expert-value``: the same search with its
-    deals finished by the shipped value model) and fits
+    deals finished by the value model of the latest value stage before it, or the shipped one) and fits
     them by imitation where the expert's best card beats the policy's by more than ``margin``
     points, or with ``loss: improvement`` by the improvement loss among the cards it valued
     (:func:`train.distill.fit`)."""
@@ -273,6 +273,18 @@ def check_recipe_agents(recipe: RecipeConfig, folder: Path) -> None:
         except AgentSpecError as err:
             raise ConfigError(f"{where}: {err}") from None
 
+    def build_table_players(text: str, where: str) -> None:
+        """Players separated by commas that sit at the tables of a collection: bots or policies."""
+        try:
+            players = distill.opponent_list(text)
+        except ValueError as err:
+            raise ConfigError(f"{where}: {err}") from None
+        for player in players:
+            if is_slow(player):
+                raise ConfigError(f"{where}: {player!r} is a search player, too slow to play in every "
+                                  f"rollout; pick a bot or a policy")
+            build(player, where)
+
     for stage in recipe.stages:
         if stage.kind == "ppo":
             check_agents(stage_config(recipe, stage, folder, start=None))
@@ -284,23 +296,10 @@ def check_recipe_agents(recipe: RecipeConfig, folder: Path) -> None:
                 check_rules(recipe.rules_value)
             except ValueError as err:
                 raise ConfigError(f"stages.{stage.name}: {err}") from None
-            for player in distill.opponent_list(stage.players):
-                where = f"stages.{stage.name}.players"
-                if is_slow(player):
-                    raise ConfigError(f"{where}: {player!r} is a search player, too slow to play every hand")
-                build(player, where)
+            build_table_players(stage.players, f"stages.{stage.name}.players")
             continue
         for index, spec in enumerate(stage.rounds):
-            where = f"stages.{stage.name}.rounds.{index}.opponent"
-            try:
-                opponents = distill.opponent_list(spec.opponent)
-            except ValueError as err:
-                raise ConfigError(f"{where}: {err}") from None
-            for opponent in opponents:
-                if is_slow(opponent):
-                    raise ConfigError(f"{where}: {opponent!r} is a search player, too slow to play in every "
-                                      f"rollout; pick a bot or a policy")
-                build(opponent, where)
+            build_table_players(spec.opponent, f"stages.{stage.name}.rounds.{index}.opponent")
     for spec in recipe.evaluation.opponents:
         build(spec, "evaluation.opponents")
 
