@@ -54,6 +54,12 @@ def check_rules(rules: Rules) -> None:
         raise ValueError("a value model is for four-player games with the whole 52-card deck")
 
 
+def leader_seats(leader: np.ndarray) -> np.ndarray:
+    """``[N, 4]``: the absolute seat of each seat relative to the trick's ``leader`` (relative seat
+    ``r`` is ``(leader + r) % 4``): the columns the network's seats are read from and written to."""
+    return (np.asarray(leader)[:, None] + np.arange(SEATS)[None, :]) % SEATS
+
+
 def encode(state: State, games: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``(codes [N, CODE_WIDTH] int8, leader [N])`` of the ``games`` of ``state`` (default all),
     each at the start of a trick: every card's holder as a seat relative to the trick's leader
@@ -64,7 +70,7 @@ def encode(state: State, games: np.ndarray | None = None) -> tuple[np.ndarray, n
     if not ((state.phase[rows] == PLAY) & (state.num_in_trick[rows] == 0)).all():
         raise ValueError("the value model reads states at the start of a trick (phase play, no card on the table)")
     leader = state.current_player[rows]
-    seats = (leader[:, None] + np.arange(SEATS)[None, :]) % SEATS  # [N, 4] absolute seat of each relative one
+    seats = leader_seats(leader)
     codes = np.empty((rows.size, CODE_WIDTH), dtype=np.int8)
     holder = codes[:, :cards.NUM_CARDS]
     holder.fill(-1)
@@ -127,9 +133,9 @@ class Value:
             for start in range(0, len(codes), self.batch):
                 points, _ = self.net(torch.from_numpy(codes[start:start + self.batch]))
                 out[start:start + self.batch] = points.numpy()
-        # relative seat r is absolute seat (leader + r) % 4, so absolute seat s is relative (s - leader) % 4
-        relative = (np.arange(SEATS)[None, :] - leader[:, None]) % SEATS
-        return np.take_along_axis(out, relative, axis=1)
+        absolute = np.empty_like(out)
+        np.put_along_axis(absolute, leader_seats(leader), out, axis=1)
+        return absolute
 
 
 def save_value(path, net: ValueNet, meta: dict[str, Any]):

@@ -42,7 +42,7 @@ def collect(hands: int, seed: int, players=PLAYERS, rules: str = "classic", tabl
     ``points [M, 4] int8`` the hand's points per relative seat, ``moon [M] int8`` the relative seat
     that shot the moon (4: nobody), ``tricks_left [M] int8`` (13 at the first trick), ``hand [M]``
     numbering each example's hand from 0."""
-    from agents.value import SEATS, check_rules, encode  # (torch: the train extra)
+    from agents.value import SEATS, check_rules, encode, leader_seats  # (torch: the train extra)
 
     rules_value = Rules.resolve(rules)
     check_rules(rules_value)
@@ -72,7 +72,7 @@ def collect(hands: int, seed: int, players=PLAYERS, rules: str = "classic", tabl
             values.clear()
         loop.play(state, agents, seating, until="hand", on_decision=keep)
         game, leader = np.concatenate(parts["game"]), np.concatenate(parts["leader"])
-        relative = (leader[:, None] + np.arange(SEATS)[None, :]) % SEATS
+        relative = leader_seats(leader)
         done["codes"].append(np.concatenate(parts["codes"]))
         done["points"].append(np.take_along_axis(state.last_hand_points[game], relative, axis=1).astype(np.int8))
         moon = state.last_hand_moon[game]
