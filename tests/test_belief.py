@@ -12,7 +12,7 @@ import pytest
 import hearts_env as he
 from hearts_env import cards, worlds
 from hearts_env.observe import decode, observe
-from tests.test_observe import random_states
+from tests.test_observe import card_plays, random_states
 from tests.test_worlds import OWN, classic_hidden, problem
 
 torch = pytest.importorskip("torch")
@@ -118,10 +118,8 @@ def test_the_belief_command_writes_a_file_the_search_player_deals_by(tmp_path):
     assert result.returncode == 0, result.stderr
     assert "room baseline" in result.stderr and "held_out_loss" in result.stdout
     agent = SearchAgent(CLASSIC, determinizations=2, seed=0, belief=str(out))
-    state = random_states(CLASSIC, 4, 30, 1)
-    live = state.phase == he.PLAY
-    obs, mask = observe(state)[live], he.legal_mask(state)[live]
-    assert mask[np.arange(int(live.sum())), agent.act(obs, mask)].all()
+    obs, mask = card_plays(random_states(CLASSIC, 4, 30, 1))
+    assert mask[np.arange(len(obs)), agent.act(obs, mask)].all()
 
 
 @pytest.mark.parametrize("args, expected", [

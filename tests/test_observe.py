@@ -27,6 +27,12 @@ def random_states(rules, batch, steps, seed):
     return state
 
 
+def card_plays(state):
+    """``(observations, masks)`` of the games of ``state`` that are at a card play."""
+    live = state.phase == he.PLAY
+    return observe.observe(state)[live], he.legal_mask(state)[live]
+
+
 def expected_pieces(state, g, seat):
     """What observation v1 should say for game g seen by seat, written out plainly."""
     rules, p = state.rules, state.num_players

@@ -13,9 +13,9 @@ import pytest
 
 import hearts_env as he
 from hearts_env import cards
-from hearts_env.observe import observe
 from tests.scripted import game, legal, play
-from tests.test_observe import random_states
+from tests.test_observe import card_plays, random_states
+from tests.test_search import relabel_hidden
 
 torch = pytest.importorskip("torch")
 
@@ -140,13 +140,22 @@ def test_value_files_load_safely_and_only_as_value_models(tmp_path):
 def test_the_value_search_plays_legal_cards_that_hidden_cards_do_not_change(tmp_path):
     path = save_value(tmp_path / "value.pt", ValueNet((16,)), {"rules": CLASSIC.to_dict()})
     state = random_states(CLASSIC, 24, 30, 5)
-    live = state.phase == he.PLAY
-    obs, mask = observe(state)[live], he.legal_mask(state)[live]
-    chosen = SearchAgent(CLASSIC, determinizations=4, seed=0, value=str(path)).act(obs, mask)
+    obs, mask = card_plays(state)
+    chosen = SearchAgent(CLASSIC, determinizations=4, seed=0, value=str(path), lookahead=2).act(obs, mask)
     assert mask[np.arange(len(obs)), chosen].all()
-    # The same observations from another deal of the hidden cards: the same cards (it sees only them).
-    again = SearchAgent(CLASSIC, determinizations=4, seed=0, value=str(path)).act(obs.copy(), mask.copy())
-    assert (again == chosen).all()
+    # The same game with the cards this seat has not seen dealt otherwise: the same card (it sees
+    # only its observation, though the value model reads whole deals: of its own sampled worlds).
+    rng, compared = np.random.default_rng(5), 0
+    for g in np.flatnonzero(state.phase == he.PLAY)[:6]:
+        other = relabel_hidden(state, g, state.current_player[g], rng)
+        if other is None:
+            continue
+        mine = state.take([g])
+        a = SearchAgent(CLASSIC, determinizations=4, seed=2, value=str(path), lookahead=2).act(*card_plays(mine))
+        b = SearchAgent(CLASSIC, determinizations=4, seed=2, value=str(path), lookahead=2).act(*card_plays(other))
+        assert a.tolist() == b.tolist()
+        compared += 1
+    assert compared >= 2
     with pytest.raises(ValueError, match="value must be a value model"):
         SearchAgent(CLASSIC, value=3)
 
@@ -155,9 +164,7 @@ def test_a_lookahead_to_the_end_of_the_hand_is_the_rollout_search(tmp_path):
     # Played thirteen tricks on, every deal ends before the value model is asked: the same cards as
     # the search that plays its deals to the end (the same deals, from the same seed).
     path = save_value(tmp_path / "value.pt", ValueNet((16,)), {"rules": CLASSIC.to_dict()})
-    state = random_states(CLASSIC, 24, 20, 7)
-    live = state.phase == he.PLAY
-    obs, mask = observe(state)[live], he.legal_mask(state)[live]
+    obs, mask = card_plays(random_states(CLASSIC, 24, 20, 7))
     rollout = SearchAgent(CLASSIC, determinizations=3, seed=1)
     valued = SearchAgent(CLASSIC, determinizations=3, seed=1, value=str(path), lookahead=13)
     np.testing.assert_array_equal(valued.card_values(obs, mask), rollout.card_values(obs, mask))
@@ -190,10 +197,8 @@ def test_the_value_command_writes_a_file_the_search_player_finishes_its_deals_wi
     assert stats["players"] == ["hard", "random"] and stats["examples"] == 96 * 13 and "moon_calibration" in stats
     assert "held-out error" in result.stderr
     agent = SearchAgent(CLASSIC, determinizations=2, seed=0, value=str(out), lookahead=2)
-    state = random_states(CLASSIC, 4, 30, 1)
-    live = state.phase == he.PLAY
-    obs, mask = observe(state)[live], he.legal_mask(state)[live]
-    assert mask[np.arange(int(live.sum())), agent.act(obs, mask)].all()
+    obs, mask = card_plays(random_states(CLASSIC, 4, 30, 1))
+    assert mask[np.arange(len(obs)), agent.act(obs, mask)].all()
 
 
 @pytest.mark.parametrize("args, expected", [
