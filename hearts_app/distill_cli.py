@@ -11,7 +11,6 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from agents import is_slow, make
 from eval.cluster import ClusterError, map_jobs
 from train.distill import collect_shard, fit, opponent_list
 
@@ -118,13 +117,10 @@ def run_collect(args: argparse.Namespace) -> int:
         raise UsageError(f"--out {args.out} is a file; name a folder for the shards")
     try:
         names = opponent_list(args.opponent)
-        for name in names:
-            make(name, rules="classic")
     except ValueError as err:
         raise UsageError(f"--opponent {args.opponent!r}: {err}") from None
     for name in names:
-        if is_slow(name):
-            raise UsageError(f"--opponent {name!r} is a slow searching player; pick a bot or a policy")
+        arguments.check_table_player("--opponent", name)
     jobs = [(args.student, args.out, args.hands, args.seed + w, args.tables, args.determinizations, args.opponent,
              args.teacher, args.pass_labels, args.card_labels) for w in range(args.workers)]
     if args.backend == "ray":
