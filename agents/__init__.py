@@ -7,8 +7,8 @@ and Monte Carlo search players (``agents/search.py``): ``expert``, the fast one,
 cards are (``agents/belief.py``; ``expert:N``: N deals; built by :func:`expert_player`, which
 distillation's expert teacher uses too), ``expert-value``, the same search with each sampled deal
 played three tricks on and then valued by a value model of whole deals (``agents/value.py``;
-``expert-value:N``), and the slow ``search``, over the hard bot, and ``ppo-classic-search``, every
-legal card over 64 deals. The search players over ``ppo-classic`` play its passes and model the
+``expert-value:N``), and the slow ``search``, over the hard bot, ``search-normal``, over the
+normal bot, and ``ppo-classic-search``, every legal card over 64 deals. The search players over ``ppo-classic`` play its passes and model the
 other seats as hard bots in their rollouts.
 
 Your own code is a spec too: ``FILE.py:NAME`` or ``MODULE:NAME`` names an agent, an agent class or
@@ -104,6 +104,17 @@ def _search(seed):
 
 
 register("search", _search, rules="classic", slow=True)
+
+
+def _search_normal(seed):
+    agent = SearchAgent("classic", rollout="normal", seed=seed)
+    agent.name = "search(normal)"
+    return agent
+
+
+# A search player unlike the lab's strong players: its rollouts are the normal bot's, so it makes
+# one of the tables a new policy never trained with (the promotion rule, eval/promotion.py).
+register("search-normal", _search_normal, rules="classic", slow=True)
 
 #: Sampled deals per decision of ``ppo-classic-search``: more deals, a stronger and slower player
 #: (64 was measured stronger than 32 against hard tables).

@@ -175,7 +175,7 @@ def _arena_plan(args: argparse.Namespace, rules: Rules):
 
 #: Modules adding subcommands (``train``, ``play``, ...), imported when the parser is built.
 COMMAND_MODULES: list[str] = ["hearts_app.train_cli", "hearts_app.recipe_cli", "hearts_app.distill_cli",
-                              "hearts_app.belief_cli", "hearts_app.value_cli",
+                              "hearts_app.belief_cli", "hearts_app.value_cli", "hearts_app.promotion_cli",
                               "hearts_app.terminal.cli", "hearts_app.export_cli", "hearts_app.serve_cli"]
 
 

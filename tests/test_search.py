@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import hearts_env as he
-from agents import builtin, make
+from agents import builtin, is_slow, make
 import agents.search as search_module
 from agents.search import SearchAgent
 from hearts_env import cards, loop
@@ -183,6 +183,13 @@ def test_two_player_rules_are_refused_and_default_line_ups_leave_it_out():
     with pytest.raises(ValueError, match="classic"):
         make("search", rules="two_player")
     assert "search" not in builtin("classic") and "search" in builtin("classic", slow=True)
+
+
+def test_search_normal_finishes_its_deals_with_the_normal_bot():
+    agent = make("search-normal", seed=0)
+    assert type(agent.rollout).__name__ == type(make("normal")).__name__ != type(make("hard")).__name__
+    assert is_slow("search-normal") and "search-normal" in builtin("classic", slow=True)
+    assert "search-normal" not in builtin("two_player", slow=True)
 
 
 # ---- pinned decisions: what the search players play on fixed real positions, card for card.
