@@ -22,7 +22,7 @@ def register(subparsers) -> None:
                     "promotion rule (docs/training.md): fewer points against three hard on the standard deals and "
                     "on 10,000 others, no more against random, easy and normal and at tables of players neither "
                     "trained with (three ppo-classic, three search-normal, three expert). Prints a table of the "
-                    "checks; exit status 0 when every check passes, 1 when one fails. About 15 min on two cores "
+                    "checks; exit status 0 when every check passes, 1 when one fails. About 11 min on two cores "
                     "for a classic policy, most of it the search players' tables.",
     )
     parser.add_argument("candidate", metavar="CANDIDATE", help="the policy to judge, e.g. ckpt:runs/x/policy.pt")

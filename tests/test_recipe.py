@@ -47,6 +47,10 @@ def test_shipped_recipes_validate(tmp_path):
     # The last rounds' recipe reruns the classic recipe's rounds 17 to 19 as they are there.
     assert steps["classic_last_rounds.yaml"] == ["improve/round1", "improve/round2", "improve/round3"]
     assert recipes["classic_last_rounds.yaml"].stages[0].rounds == recipes["classic.yaml"].stages[2].rounds[16:]
+    # The value search's rounds: two at its 16 deals, one at 48, each fit streamed.
+    value_rounds = recipes["classic_value_rounds.yaml"].stages[0].rounds
+    assert [(r.teacher, r.determinizations) for r in value_rounds] == [("expert-value", 16)] * 2 + [("expert-value", 48)]
+    assert all(r.shards_in_memory == 64 for r in value_rounds)
 
 
 def write(tmp_path, text: str) -> Path:
