@@ -101,9 +101,10 @@ def check_model_fit_arguments(args: argparse.Namespace) -> None:
         raise UsageError(f"--hidden widths must be 1 or more, got {args.hidden}")
 
 
-def check_table_player(flag: str, spec: str, rules: str = "classic") -> None:
+def check_table_player(flag: str, spec: str, rules="classic") -> None:
     """Refuse (:class:`UsageError`) a player ``spec`` given to ``flag`` that cannot sit at the
-    tables of a collection: unknown, or a slow searching player."""
+    tables of a collection or be judged by the promotion rule: unknown, not a player of ``rules``
+    (a preset name or Rules), or a slow searching player."""
     if is_slow(spec):
         raise UsageError(f"{flag} {spec!r} is a slow searching player; pick a bot or a policy")
     try:

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from agents import AgentSpecError, SHIPPED_POLICIES, is_slow, make
+from agents import AgentSpecError, SHIPPED_POLICIES
 from eval import arena, promotion
 from hearts_env.rules import Rules
 
@@ -45,12 +45,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"no shipped policy plays the rules {rules.name!r}; name one with --baseline")
     out = writable_file(args.out, "the table (--out)") if args.out else None
     for flag, spec in (("CANDIDATE", args.candidate), ("--baseline", baseline)):
-        if is_slow(spec):
-            raise UsageError(f"{flag} {spec!r} is a slow searching player; the rule judges policies")
-        try:
-            make(spec, rules=rules)
-        except AgentSpecError as err:
-            raise UsageError(f"{flag} {spec!r}: {err}") from None
+        arguments.check_table_player(flag, spec, rules)  # (the rule judges policies, not search players)
     checks = promotion.checks_for(rules, promotion.CHECKS)
     if not checks:
         raise UsageError(f"no check of the promotion rule plays the rules {rules.name!r}")
