@@ -1,14 +1,17 @@
 """Arguments the subcommands share: ``--rules``/``--rule`` (:func:`add_rules_arguments`,
 :func:`load_rules`), those of the commands that fit a model to played hands
-(:func:`add_model_fit_arguments`), and argument types. Each type refuses a bad value with one line saying what is
+(:func:`add_model_fit_arguments`, :func:`run_model_fit`), and argument types. Each type refuses a bad value with one line saying what is
 allowed, which argparse prints after the option's name (``argument --workers: must be 1 or more,
 got 0``), before any work starts."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
+import sys
 from pathlib import Path
+from typing import Callable
 
 from agents import is_slow, make
 from hearts_env.rules import PRESETS, Rules, RulesError
@@ -99,6 +102,20 @@ def check_model_fit_arguments(args: argparse.Namespace) -> None:
             raise UsageError(f"--{name} must be 1 or more, got {getattr(args, name)}")
     if any(width < 1 for width in args.hidden):
         raise UsageError(f"--hidden widths must be 1 or more, got {args.hidden}")
+
+
+def run_model_fit(train: Callable[..., dict], out: Path, args: argparse.Namespace, **settings) -> int:
+    """Call ``train(out, ...)`` with the arguments of :func:`add_model_fit_arguments` and ``settings``,
+    its progress on stderr; print the stats it returns as JSON. A ``ValueError`` from it (an agent of
+    your own that plays an illegal card, too few hands) is the command's :class:`UsageError`."""
+    try:
+        stats = train(out, hands=args.hands, workers=args.workers, seed=args.seed, hidden=tuple(args.hidden),
+                      epochs=args.epochs, log=lambda message: print(message, file=sys.stderr, flush=True),
+                      **settings)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+    print(json.dumps(stats, indent=2))
+    return 0
 
 
 def check_table_player(flag: str, spec: str, rules="classic") -> None:

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 
 from train.belief import train
 
 from . import arguments
-from .errors import UsageError, writable_file
+from .errors import writable_file
 
 
 def register(subparsers) -> None:
@@ -34,11 +32,4 @@ def run(args: argparse.Namespace) -> int:
     out = writable_file(args.out, "the belief file")  # found now, not after minutes of work
     arguments.check_table_player("--opponent", args.opponent)
     arguments.check_table_player("--viewer", args.viewer)
-    try:
-        stats = train(out, hands=args.hands, workers=args.workers, seed=args.seed, opponent=args.opponent,
-                      viewer=args.viewer, hidden=tuple(args.hidden), epochs=args.epochs,
-                      log=lambda message: print(message, file=sys.stderr, flush=True))
-    except ValueError as err:  # e.g. an agent of your own that plays an illegal card, or too few hands
-        raise UsageError(str(err)) from None
-    print(json.dumps(stats, indent=2))
-    return 0
+    return arguments.run_model_fit(train, out, args, opponent=args.opponent, viewer=args.viewer)

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 
 from train.value import PLAYERS, train
 
@@ -37,11 +35,4 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--players names no player; give bots or policies separated by commas, e.g. hard,normal")
     for spec in dict.fromkeys(players):
         arguments.check_table_player("--players", spec)
-    try:
-        stats = train(out, hands=args.hands, workers=args.workers, seed=args.seed, players=players,
-                      hidden=tuple(args.hidden), epochs=args.epochs,
-                      log=lambda message: print(message, file=sys.stderr, flush=True))
-    except ValueError as err:  # e.g. an agent of your own that plays an illegal card, or too few hands
-        raise UsageError(str(err)) from None
-    print(json.dumps(stats, indent=2))
-    return 0
+    return arguments.run_model_fit(train, out, args, players=players)
