@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from train.belief import train
+from train import belief
 
 from . import arguments
 from .errors import writable_file
@@ -20,7 +20,7 @@ def register(subparsers) -> None:
                     "docs/training.md.",
     )
     parser.add_argument("out", help="belief file to write (.pt)")
-    arguments.add_model_fit_arguments(parser, hands=90112, hidden=[512, 512], epochs=3)
+    arguments.add_model_fit_arguments(parser, hands=belief.HANDS, hidden=list(belief.HIDDEN), epochs=belief.EPOCHS)
     parser.add_argument("--opponent", default="hard", help="the players modelled (default %(default)s)")
     parser.add_argument("--viewer", default="ppo-classic",
                         help="plays one seat in half of the tables (default %(default)s)")
@@ -32,4 +32,4 @@ def run(args: argparse.Namespace) -> int:
     out = writable_file(args.out, "the belief file")  # found now, not after minutes of work
     arguments.check_table_player("--opponent", args.opponent)
     arguments.check_table_player("--viewer", args.viewer)
-    return arguments.run_model_fit(train, out, args, opponent=args.opponent, viewer=args.viewer)
+    return arguments.run_model_fit(belief.train, out, args, opponent=args.opponent, viewer=args.viewer)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from train.value import PLAYERS, train
+from train import value
 
 from . import arguments
 from .errors import UsageError, writable_file
@@ -20,8 +20,8 @@ def register(subparsers) -> None:
                     "model. See docs/training.md.",
     )
     parser.add_argument("out", help="value file to write (.pt)")
-    arguments.add_model_fit_arguments(parser, hands=2_000_000, hidden=[512, 256], epochs=2)
-    parser.add_argument("--players", default=",".join(PLAYERS),
+    arguments.add_model_fit_arguments(parser, hands=value.HANDS, hidden=list(value.HIDDEN), epochs=value.EPOCHS)
+    parser.add_argument("--players", default=",".join(value.PLAYERS),
                         help="the players each seat is drawn from, uniformly, separated by commas (a name twice is "
                              "twice as likely; default %(default)s)")
     parser.set_defaults(func=run)
@@ -35,4 +35,4 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--players names no player; give bots or policies separated by commas, e.g. hard,normal")
     for spec in dict.fromkeys(players):
         arguments.check_table_player("--players", spec)
-    return arguments.run_model_fit(train, out, args, players=players)
+    return arguments.run_model_fit(value.train, out, args, players=players)

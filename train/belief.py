@@ -32,6 +32,8 @@ from hearts_env.rules import Rules
 from hearts_env.state import PLAY
 
 OPPONENT, VIEWER = 0, 1  # agent indices at a collection table
+#: The defaults of :func:`train` (and so of ``hearts belief``): the shipped belief model's settings.
+HANDS, HIDDEN, EPOCHS = 90112, (512, 512), 3
 
 
 def collect(hands: int, seed: int, opponent: str = "hard", viewer: str = "ppo-classic", rules: str = "classic",
@@ -89,7 +91,7 @@ def room_baseline(holders: np.ndarray) -> float:
     return float(-np.log(share[rows, holders[hidden]]).mean())
 
 
-def fit(observations: np.ndarray, holders: np.ndarray, hands: np.ndarray, hidden=(512, 512), epochs: int = 3,
+def fit(observations: np.ndarray, holders: np.ndarray, hands: np.ndarray, hidden=HIDDEN, epochs: int = EPOCHS,
         batch_size: int = 1024, learning_rate: float = 1e-3, holdout: float = 0.02, seed: int = 0, log=print):
     """A trained :class:`~agents.belief.BeliefNet` and its stats (held-out loss, room baseline);
     ``hands`` numbers each example's hand, and a ``holdout`` share of the hands is held out."""
@@ -154,8 +156,8 @@ def _collect_job(job: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return collect(hands, seed, opponent, viewer, rules, log=lambda m: print(m, file=sys.stderr, flush=True))
 
 
-def train(out: Path, hands: int = 90112, workers: int = 2, seed: int = 1, opponent: str = "hard",
-          viewer: str = "ppo-classic", rules: str = "classic", hidden=(512, 512), epochs: int = 3, log=print) -> dict:
+def train(out: Path, hands: int = HANDS, workers: int = 2, seed: int = 1, opponent: str = "hard",
+          viewer: str = "ppo-classic", rules: str = "classic", hidden=HIDDEN, epochs: int = EPOCHS, log=print) -> dict:
     """Collect ``hands`` hands over ``workers`` processes (worker ``w`` deals from seed
     ``1000 * seed + w``, so no two seeds share deals), fit, write the belief file ``out``; returns
     the stats recorded in it. The examples are held in memory: the default 90,112 hands peak at

@@ -172,11 +172,11 @@ class ValueStage(Strict):
 
     kind: Literal["value"]
     name: FolderName
-    hands: Int = Field(2_000_000, ge=1)
+    hands: Int = Field(value_training.HANDS, ge=1)
     players: str = Field(",".join(value_training.PLAYERS),
                          description="the players each seat is drawn from, separated by commas")
-    hidden: list[Int] = Field(default_factory=lambda: [512, 256], min_length=1)
-    epochs: Int = Field(2, ge=1)
+    hidden: list[Int] = Field(default_factory=lambda: list(value_training.HIDDEN), min_length=1)
+    epochs: Int = Field(value_training.EPOCHS, ge=1)
     seed: Int = Field(1, ge=0)
 
 

@@ -32,6 +32,9 @@ from hearts_env.state import PLAY
 #: The default mixture: each seat of each table is one of these, drawn uniformly (a name twice is
 #: twice as likely).
 PLAYERS = ("hard", "hard", "normal", "easy", "random", "ppo-classic", "ppo-classic", "level:hard")
+#: The defaults of :func:`train` (and so of ``hearts value`` and a recipe's value stage): the shipped
+#: value model's settings.
+HANDS, HIDDEN, EPOCHS = 2_000_000, (512, 256), 2
 #: Bins of the predicted chance that somebody shoots the moon, for the calibration table.
 MOON_BINS = (0.0, 0.02, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0)
 
@@ -87,7 +90,7 @@ def collect(hands: int, seed: int, players=PLAYERS, rules: str = "classic", tabl
     return {name: np.concatenate(values) for name, values in done.items()}
 
 
-def fit(examples: dict[str, np.ndarray], hidden=(512, 256), epochs: int = 2, batch_size: int = 2048,
+def fit(examples: dict[str, np.ndarray], hidden=HIDDEN, epochs: int = EPOCHS, batch_size: int = 2048,
         learning_rate: float = 1e-3, holdout: float = 0.02, seed: int = 0, log=print):
     """A trained :class:`~agents.value.ValueNet` and its held-out report (see the module docstring)."""
     import torch  # the train extra
@@ -178,8 +181,8 @@ def _collect_job(job: tuple) -> dict[str, np.ndarray]:
     return collect(hands, seed, players, rules, log=lambda m: print(m, file=sys.stderr, flush=True))
 
 
-def train(out: Path, hands: int = 2_000_000, workers: int = 2, seed: int = 1, players=PLAYERS,
-          rules: str = "classic", hidden=(512, 256), epochs: int = 2, log=print) -> dict:
+def train(out: Path, hands: int = HANDS, workers: int = 2, seed: int = 1, players=PLAYERS,
+          rules: str = "classic", hidden=HIDDEN, epochs: int = EPOCHS, log=print) -> dict:
     """Collect ``hands`` hands over ``workers`` processes (worker ``w`` deals from seed
     ``1000 * seed + w``), fit, write the value file ``out``; returns the stats recorded in it. The
     examples are held in memory, compactly: 13 per hand of 67 bytes each (about 0.9 GB per million
