@@ -8,8 +8,8 @@ cards are (``agents/belief.py``; ``expert:N``: N deals; built by :func:`expert_p
 distillation's expert teacher uses too), ``expert-value``, the same search with each sampled deal
 played three tricks on and then valued by a value model of whole deals (``agents/value.py``;
 ``expert-value:N``), and the slow ``search``, over the hard bot, ``search-normal``, over the
-normal bot, and ``ppo-classic-search``, every legal card over 64 deals. The search players over ``ppo-classic`` play its passes and model the
-other seats as hard bots in their rollouts.
+normal bot, and ``ppo-classic-search``, every legal card over 64 deals. The search players over
+``ppo-classic`` play its passes and model the other seats as hard bots in their rollouts.
 
 Your own code is a spec too: ``FILE.py:NAME`` or ``MODULE:NAME`` names an agent, an agent class or
 factory (given ``rules=``/``seed=`` if it takes them) or a play function; ``make`` runs that code
