@@ -34,6 +34,7 @@ import numpy as np
 
 from hearts_env.cards import NUM_CARDS, first_empty_row
 from hearts_env.observe import OBS_DIM
+from hearts_env.rule_space import RuleSpace
 from hearts_env.rules import Rules, RulesError
 from hearts_env.state import as_array
 
@@ -164,7 +165,7 @@ def _plays(spec: str, rules) -> bool:
     required = _RULES_ONLY.get(spec)
     if required is None:
         return True
-    return Rules.preset(required).same_game(rules)
+    return RuleSpace.point(required).covers(rules)
 
 
 def _check_plays(name: str, rules, label: str | None = None) -> None:
@@ -173,12 +174,10 @@ def _check_plays(name: str, rules, label: str | None = None) -> None:
     required = _RULES_ONLY.get(name)
     if required is None or rules is None:
         return
-    trained_for = Rules.preset(required)
-    if not trained_for.same_game(rules):
-        raise AgentSpecError(
-            f"{label or name} was trained for the '{required}' rules and cannot play the '{Rules.resolve(rules).name}' "
-            f"rules (these vs '{required}': {Rules.resolve(rules).differences(trained_for)})"
-        )
+    refusal = RuleSpace.point(required).refusal(rules)
+    if refusal is not None:
+        raise AgentSpecError(f"{label or name} was trained for the '{required}' rules and cannot play the "
+                             f"'{Rules.resolve(rules).name}' rules: {refusal}")
 
 
 def _prefix_of(text: str) -> str | None:

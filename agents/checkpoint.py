@@ -38,6 +38,7 @@ import torch
 from agents.base import AgentSpecError
 from agents.policy import PolicyAgent, PolicyNet
 from hearts_env.observe import OBS_DIM, OBS_VERSION
+from hearts_env.rule_space import space_of
 from hearts_env.rules import Rules, RulesError
 from hearts_env.settings_files import first_line_without_advice
 
@@ -171,11 +172,15 @@ def check_compatible(meta: dict[str, Any], rules: Rules | None, path: str | Path
         made_for = Rules.from_dict(meta["rules"])
     except RulesError as err:
         raise _invalid(path, f"its metadata has no usable rules ({err!s:.200})") from None
-    if rules is not None and not made_for.same_game(rules):
-        raise CheckpointError(
-            f"{path} was trained for rules '{made_for.name}' (trained vs here: {made_for.differences(rules)}); "
-            f"the game here uses rules '{rules.name}'"
-        )
+    try:
+        space = space_of(meta, made_for)
+    except RulesError as err:
+        raise _invalid(path, f"its metadata has no usable rule space ({err!s:.200})") from None
+    refusal = None if rules is None else space.refusal(rules)
+    if refusal is not None:
+        trained = (f"the '{made_for.name}' rules" if space.is_point() else
+                   f"a space of rule sets around '{space.base.name}'")
+        raise CheckpointError(f"{path} was trained for {trained} and cannot play the '{Rules.resolve(rules).name}' rules: {refusal}")
     return made_for
 
 

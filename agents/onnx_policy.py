@@ -28,6 +28,7 @@ import numpy as np
 
 from agents.base import AgentSpecError, checked_inputs, sha256_file
 from hearts_env.observe import OBS_DIM, OBS_VERSION, OBSERVATION_LAYOUT
+from hearts_env.rule_space import space_of
 from hearts_env.rules import Rules, RulesError
 
 MANIFEST_FORMAT = "hearts-lab-policy"
@@ -274,10 +275,13 @@ class OnnxPolicyAgent:
             self.rules = Rules.from_dict(self.manifest["rules"])
         except RulesError as err:
             raise PolicyManifestError(f"{manifest_path(path)}: no usable rules ({err})") from None
-        if rules is not None and not self.rules.same_game(rules):
-            raise PolicyManifestError(
-                f"{path} was exported for rules '{self.rules.name}'; the game here uses rules '{rules.name}'"
-            )
+        try:
+            self.space = space_of(self.manifest, self.rules)
+        except RulesError as err:
+            raise PolicyManifestError(f"{manifest_path(path)}: no usable rule_space ({err})") from None
+        refusal = None if rules is None else self.space.refusal(rules)
+        if refusal is not None:
+            raise PolicyManifestError(f"{path} cannot play the '{Rules.resolve(rules).name}' rules: {refusal}")
 
     def policy(self, observation: np.ndarray, action_mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(actions [N] int64, probabilities [N, 52] float32)``; a mask row without a legal card

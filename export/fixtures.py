@@ -8,7 +8,8 @@
   probabilities; records of other rule sets with observation and mask only (two-player, J♦ bonus and
   Q♠ variants, open hearts, quick); and invalid records, each with the error ``hearts_env.seat_record``
   raises for it (``export.golden``; ``hearts export`` writes the same encoder and invalid records);
-* ``sample_record.json``: one mid-hand record, the web page's default.
+* ``sample_record.json``: one mid-hand record, the web page's default;
+* ``rule_space.json``: rule spaces, rule sets and the refusal Python words for each (:func:`rule_space_cases`).
 
 ``clients/js/test/fixtures`` holds a committed copy (so ``npm test`` runs without Python);
 ``tests/test_export.py`` checks it is still what Python computes, and runs the JavaScript tests on
@@ -25,7 +26,8 @@ import sys
 from pathlib import Path
 
 from hearts_env import seat_record
-from hearts_env.rules import Rules
+from hearts_env.rule_space import FAMILIES, RuleSpace
+from hearts_env.rules import PRESETS, Rules
 
 from .golden import GOLDEN_FILE, encoder_records, invalid_records, write_golden
 from .model import MODEL_FILE, export_policy
@@ -72,7 +74,26 @@ def write_vectors(out_dir: str | Path, model_records: int = 40, seed: int = 0,
     candidates = [r for r in records if r["phase"] == "play" and r["trick"]["cards"]]
     sample = max(candidates, key=lambda r: (int(seat_record.legal_mask(r).sum()), len(r["tricks"])))
     (out / "sample_record.json").write_text(json.dumps(sample, indent=2) + "\n")
-    return {"golden": golden, "sample": out / "sample_record.json"}
+    (out / RULE_SPACE_FILE).write_text(json.dumps({"cases": rule_space_cases()}, indent=1) + "\n")
+    return {"golden": golden, "sample": out / "sample_record.json", "rule_space": out / RULE_SPACE_FILE}
+
+
+#: The rule-space golden cases: each space, rule set and Python's refusal (None: covered).
+RULE_SPACE_FILE = "rule_space.json"
+
+
+def rule_space_cases() -> list[dict]:
+    """``{"space", "rules", "refusal"}`` for every family and a one-preset space against the presets,
+    the held-out combinations and rule sets outside every family: the JavaScript client's
+    ``rule_space.js`` must word each refusal as Python does."""
+    classic = Rules.preset("classic")
+    rule_sets = [*PRESETS.values(), classic.replace(target_score=200), classic.replace(moon="off"),
+                 classic.replace(pass_count=2), classic.replace(moon_points=20),
+                 Rules.preset("two_player").replace(moon="shooters_choice", target_score=50),
+                 *(classic.replace(**combo) for combo in FAMILIES["classic"].held_out)]
+    spaces = [*FAMILIES.values(), RuleSpace.point("classic"), RuleSpace.point("two_player")]
+    return [{"space": space.to_dict(), "rules": rules.to_dict(), "refusal": space.refusal(rules)}
+            for space in spaces for rules in rule_sets]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -40,6 +40,7 @@ import numpy as np
 from agents import LEVEL_DIR, POLICY_DIR, level_file
 from eval import stats
 from eval.arena import head_to_head
+from hearts_env.rule_space import FAMILIES, RuleSpace, space_of
 from hearts_env.rules import Rules
 
 from .model import MANIFEST_FILE, MODEL_FILE, ExportError, export_policy
@@ -67,6 +68,9 @@ class Level:
     description: str
     imitates: str | None = None  # the bot spec an imitation level stands for
     config: str | None = None  # the training config (relative to the project)
+    #: Networks of one preset each, tried before ``checkpoint`` (the family's network) for their rules:
+    #: ``(weights, model card)``; exported into ``<level>/<preset>/``.
+    exact: tuple[tuple[Path, Path], ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,9 +93,10 @@ LADDERS: dict[str, Ladder] = {
         _imitation("classic", "normal", "plays like the normal bot: sheds dangerous cards, plays low, drops the "
                                         "queen of spades at the right moment, watches hearts"),
         _imitation("classic", "hard", "plays like the hard bot: remembers voids, spots a moon attempt and defends"),
-        Level("strong", level_file("classic", "strong"), POLICY_DIR / "ppo_classic.md", "trained",
-              "the best network (ppo-classic): reinforcement learning (PPO) against a league of itself and "
-              "the bots", config="configs/ppo_classic.yaml"),
+        Level("strong", level_file("classic", "strong"), LEVEL_DIR / "classic_strong.md", "trained",
+              "the best network: ppo-classic at the classic rules, and at every other rule set ppo-classic's "
+              "weights trained on by PPO across the rule family", config="configs/levels/classic_strong.yaml",
+              exact=((POLICY_DIR / "ppo_classic.pt", POLICY_DIR / "ppo_classic.md"),)),
     )),
     # The two-player game: the reference table is one hard (its easy and normal bots are close, about
     # 0.3 points per hand apart: a level may step past its bot there, but never out of order).
@@ -101,9 +106,10 @@ LADDERS: dict[str, Ladder] = {
                                            "watches the hearts (trumps)"),
         _imitation("two_player", "hard", "plays like the two-player hard bot: remembers voids, spots a moon attempt and "
                                          "defends"),
-        Level("strong", level_file("two_player", "strong"), POLICY_DIR / "ppo_two_player.md", "trained",
-              "the best two-player network (ppo-two-player): reinforcement learning (PPO) against a league of itself "
-              "and the bots", config="configs/ppo_two_player.yaml"),
+        Level("strong", level_file("two_player", "strong"), LEVEL_DIR / "two_player_strong.md", "trained",
+              "the best two-player network: ppo-two-player at the two_player rules, and at every other rule set its "
+              "weights trained on by PPO across the rule family", config="configs/levels/two_player_strong.yaml",
+              exact=((POLICY_DIR / "ppo_two_player.pt", POLICY_DIR / "ppo_two_player.md"),)),
     )),
 }
 
@@ -184,19 +190,30 @@ def export_ladder(name: str | Ladder, out_dir: str | Path, *, golden: int = 40, 
     written: dict[str, Path] = {}
     entries = []
     for level in spec.levels:
+        networks = []
+        for weights, card in level.exact:  # a preset's own network first, in the level's folder under the preset
+            preset = _rules_of(weights).name
+            log(f"exporting {level.name} for the {preset} rules from {_relative(weights)}")
+            networks.append(_export_network(weights, card, out, f"{level.name}/{preset}", golden))
         log(f"exporting {level.name} from {_relative(level.checkpoint)}")
-        export_policy(level.checkpoint, out / level.name, golden=golden)
-        if level.card.is_file():
-            shutil.copyfile(level.card, out / level.name / MODEL_CARD_FILE)
-        entries.append(level_entry(level))
+        networks.append(_export_network(level.checkpoint, level.card, out, level.name, golden))
+        entry = level_entry(level)
+        entry["networks"] = networks
+        entries.append(entry)
         written[level.name] = out / level.name
     if measure_deals is not None:
+        _write_levels(out, spec, entries, None)  # measure() picks each level's network from it
         figures = measure(spec, out, measure_deals, seed=seed, workers=workers, log=log)
         written["figures"] = out / FIGURES_FILE
         written["figures"].write_text(json.dumps(figures, indent=2) + "\n")
     else:
         recorded = LEVEL_DIR / f"{name}_{FIGURES_FILE}"
         figures = json.loads(recorded.read_text()) if recorded.is_file() else None
+    written["levels"] = _write_levels(out, spec, entries, figures)
+    return written
+
+
+def _write_levels(out: Path, spec: Ladder, entries: list[dict[str, Any]], figures: dict[str, Any] | None) -> Path:
     for entry in entries:
         entry["arena"] = figures["levels"].get(entry["name"]) if figures else None
     levels = {
@@ -204,13 +221,46 @@ def export_ladder(name: str | Ladder, out_dir: str | Path, *, golden: int = 40, 
         "format_version": LEVELS_VERSION,
         "ladder": name,
         "rules": Rules.preset(spec.rules).to_dict(),
+        "rule_space": _ladder_space(spec).to_dict(),
         "order": "easiest first",
         "levels": entries,
         "arena": {key: value for key, value in figures.items() if key != "levels"} if figures else None,
     }
-    written["levels"] = out / LEVELS_FILE
-    written["levels"].write_text(json.dumps(levels, indent=2) + "\n")
-    return written
+    (out / LEVELS_FILE).write_text(json.dumps(levels, indent=2) + "\n")
+    return out / LEVELS_FILE
+
+
+def _rules_of(weights: Path) -> Rules:
+    from agents.checkpoint import load  # torch (the export extra)
+
+    return Rules.from_dict(load(weights)["meta"]["rules"])
+
+
+def _ladder_space(spec: Ladder) -> RuleSpace:
+    """The rules the ladder's levels cover: its family when it has one, else its preset alone."""
+    return FAMILIES.get(spec.name, RuleSpace.point(spec.rules))
+
+
+def _export_network(weights: Path, card: Path, out: Path, folder: str, golden: int) -> dict[str, Any]:
+    """Export one network of a level into ``out/folder``; its entry in the level's ``networks``."""
+    export_policy(weights, out / folder, golden=golden)
+    if card.is_file():
+        shutil.copyfile(card, out / folder / MODEL_CARD_FILE)
+    manifest = json.loads((out / folder / MANIFEST_FILE).read_text())
+    return {"model": f"{folder}/{MODEL_FILE}", "manifest": f"{folder}/{MANIFEST_FILE}",
+            "golden": f"{folder}/{GOLDEN_FILE}", "model_card": f"{folder}/{MODEL_CARD_FILE}",
+            "weights": _relative(weights), "rules": manifest["rules"]["name"], "rule_space": manifest["rule_space"]}
+
+
+def serving_model(out: Path, level: str, rules: Rules) -> Path:
+    """The exported model of ``level`` (in the ladder folder ``out``) that plays ``rules``: the first
+    of its ``networks`` whose rule space covers them, as the game apps pick it. ExportError when none does."""
+    entry = next(e for e in json.loads((out / LEVELS_FILE).read_text())["levels"] if e["name"] == level)
+    for network in entry.get("networks") or [entry]:
+        manifest = json.loads((out / network["manifest"]).read_text())
+        if space_of(manifest, Rules.from_dict(manifest["rules"])).covers(rules):
+            return out / network["model"]
+    raise ExportError(f"the level {level} has no network for the '{rules.name}' rules")
 
 
 def measure(spec: Ladder, out: Path, deals: int, *, seed: int = 0, workers: int = 2,
@@ -219,9 +269,9 @@ def measure(spec: Ladder, out: Path, deals: int, *, seed: int = 0, workers: int 
     imitates, each against the reference table (three ``spec.opponent``), on the same ``deals`` deals:
     ``{"levels": {name: figures}, "deals", "opponent", "command", "in_order", ...}``."""
     bots = [level.imitates for level in spec.levels if level.imitates]
-    entrants = [(level.name, f"onnx:{out / level.name / MODEL_FILE}") for level in spec.levels]
-    entrants += [(f"{bot} bot", bot) for bot in bots]
     rules = Rules.preset(spec.rules)
+    entrants = [(level.name, f"onnx:{serving_model(out, level.name, rules)}") for level in spec.levels]
+    entrants += [(f"{bot} bot", bot) for bot in bots]
     others = {1: "one", 2: "two", 3: "three"}.get(rules.num_players - 1, str(rules.num_players - 1))
     log(f"measuring the {spec.name} ladder: {len(entrants)} tables against {others} {spec.opponent} on {deals} deals")
     result = head_to_head(entrants, spec.opponent, rules, deals=deals, seed=seed, workers=workers)

@@ -49,10 +49,11 @@ import numpy as np
 from agents.base import sha256_file
 from agents.onnx_policy import MANIFEST_FORMAT, MANIFEST_VERSION, META_PREFIX, layout_entries
 from hearts_env import cards, engine, observe, seat_record
+from hearts_env.rule_space import RuleSpace, space_of
 from hearts_env.rules import Rules
 
 from .golden import GOLDEN_FILE, encoder_records, invalid_records, write_golden
-from .situations import sample_records, sample_states
+from .situations import sample_states, space_records
 
 OPSET = 17
 MODEL_FILE = "policy.onnx"
@@ -183,7 +184,7 @@ def _torch_export(net, path: Path) -> str:
     return f"torch.onnx.export(dynamo=True) torch {torch.__version__}"
 
 
-def _finish_model(path: Path, rules: Rules, checkpoint_name: str) -> None:
+def _finish_model(path: Path, rules: Rules, space: RuleSpace, checkpoint_name: str) -> None:
     """Check the exported graph against the contract, add metadata, save as one file."""
     import onnx  # the export extra
 
@@ -220,6 +221,7 @@ def _finish_model(path: Path, rules: Rules, checkpoint_name: str) -> None:
         "obs_version": str(observe.OBS_VERSION),
         "obs_dim": str(observe.OBS_DIM),
         "rules": json.dumps(rules.to_dict(), sort_keys=True),
+        "rule_space": json.dumps(space.to_dict(), sort_keys=True),
         "checkpoint": checkpoint_name,
     }.items():
         entry = model.metadata_props.add()
@@ -306,6 +308,7 @@ def export_policy(checkpoint: str | Path, out_dir: str | Path, *, golden: int = 
     net, meta = load_net(checkpoint)
     net = net.eval()
     rules = Rules.from_dict(meta["rules"])
+    space = space_of(meta, rules)  # checked when the checkpoint was loaded
     arena = _arena_section(checkpoint, arena_results)  # first: a bad --arena-results stops it before any file
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
@@ -314,7 +317,7 @@ def export_policy(checkpoint: str | Path, out_dir: str | Path, *, golden: int = 
     staging = Path(tempfile.mkdtemp(prefix=".export-", dir=out))
     try:
         try:
-            made = _export_files(net, meta, rules, checkpoint, staging, golden, arena, verify_decisions)
+            made = _export_files(net, meta, rules, space, checkpoint, staging, golden, arena, verify_decisions)
         except ExportError as err:  # named by the file the user would have had, not the staging copy
             raise ExportError(str(err).replace(str(staging), str(out))) from None
         written = {}
@@ -328,11 +331,11 @@ def export_policy(checkpoint: str | Path, out_dir: str | Path, *, golden: int = 
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def _export_files(net, meta: dict, rules: Rules, checkpoint: Path, out: Path, golden_records: int,
+def _export_files(net, meta: dict, rules: Rules, space: RuleSpace, checkpoint: Path, out: Path, golden_records: int,
                   arena: dict[str, Any] | None, verify_decisions: int) -> dict[str, Path]:
     model_path = out / MODEL_FILE
     exporter = _torch_export(net, model_path)
-    _finish_model(model_path, rules, checkpoint.name)
+    _finish_model(model_path, rules, space, checkpoint.name)
     checks = verify(net, model_path, rules, verify_decisions)
     provenance = {
         "checkpoint": str(checkpoint),
@@ -373,6 +376,7 @@ def _export_files(net, meta: dict, rules: Rules, checkpoint: Path, out: Path, go
         "cards": card_section(),
         "seats": seat_section(),
         "rules": rules.to_dict(),
+        "rule_space": space.to_dict(),
         "record": {"format": seat_record.RECORD_FORMAT, "version": seat_record.RECORD_VERSION,
                    "doc": "docs/export.md"},
         "verified": checks,
@@ -382,6 +386,6 @@ def _export_files(net, meta: dict, rules: Rules, checkpoint: Path, out: Path, go
     manifest_path.write_text(json.dumps(manifest, indent=2) + "\n")
     written = {"model": model_path, "manifest": manifest_path}
     if golden_records:
-        written["golden"] = write_golden(out / GOLDEN_FILE, model_path, sample_records(rules, golden_records),
+        written["golden"] = write_golden(out / GOLDEN_FILE, model_path, space_records(rules, space, golden_records),
                                          encoder_records(rules), invalid_records())
     return written

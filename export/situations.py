@@ -10,6 +10,7 @@ import numpy as np
 
 from agents import make
 from hearts_env import deal, engine, loop, seat_record
+from hearts_env.rule_space import RuleSpace
 from hearts_env.rules import Rules
 from hearts_env.state import State
 
@@ -39,3 +40,27 @@ def sample_records(rules: Rules, count: int, seed: int = 0, games: int = 4, agen
         return records
     picks = np.linspace(0, len(records) - 1, count).round().astype(int)
     return [records[i] for i in picks]
+
+
+#: Rule sets of a space's golden records besides its base: drawn from the space by this seed.
+SPACE_RULE_SETS = 3
+
+
+def space_rule_sets(rules: Rules, space: RuleSpace) -> list[Rules]:
+    """The rule sets the test vectors of a network of ``rules`` covering ``space`` hold: ``rules``, one
+    per held-out combination (on ``rules``) and :data:`SPACE_RULE_SETS` drawn from the space (seeded);
+    ``rules`` alone for a one-rule-set space."""
+    if space.is_point():
+        return [rules]
+    rng = np.random.default_rng(0)
+    held = [rules.replace(**combo) for combo in space.held_out]
+    return [rules, *held, *(space.sample(rng) for _ in range(SPACE_RULE_SETS))]
+
+
+def space_records(rules: Rules, space: RuleSpace, count: int, seed: int = 0) -> list[dict]:
+    """``count`` seat records spread over the rule sets of :func:`space_rule_sets` (``rules`` first, with
+    the remainder); for a one-rule-set space the same records as :func:`sample_records`."""
+    rule_sets = space_rule_sets(rules, space)
+    share, extra = divmod(count, len(rule_sets))
+    return [record for k, rules in enumerate(rule_sets)
+            for record in sample_records(rules, share + (extra if k == 0 else 0), seed=seed + k)]

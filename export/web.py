@@ -80,8 +80,10 @@ def find_policies(policies_dir: Path = POLICIES_DIR) -> list[tuple[str, Path]]:
 
 
 def find_levels(ladder_dir: Path) -> list[tuple[str, Path, Path, str]]:
-    """``(spec, model, manifest, description)`` of each level of a ladder export (its levels.json), easiest
-    first; the spec is ``level:<name>``, as the server names the levels (agents.level_file)."""
+    """``(spec, model, manifest, description)`` of each network of each level of a ladder export (its
+    levels.json), easiest first, a level's networks in the order they are tried (its ``networks``; a
+    preset's own network before the family's); the spec is ``level:<name>``, as the server names the
+    levels (agents.level_files)."""
     index = ladder_dir / "levels.json"
     try:
         levels = json.loads(index.read_text(encoding="utf-8"))
@@ -91,21 +93,37 @@ def find_levels(ladder_dir: Path) -> list[tuple[str, Path, Path, str]]:
         raise WebBuildError(f"{index} is not a ladder's levels.json (format hearts-lab-levels)")
     out = []
     for level in levels["levels"]:
-        try:
-            name, model, manifest = str(level["name"]), ladder_dir / level["model"], ladder_dir / level["manifest"]
-        except (KeyError, TypeError):
-            raise WebBuildError(f"{index}: a level without name, model and manifest") from None
-        if not re.fullmatch(r"[a-z0-9][a-z0-9_-]*", name) or not model.is_file() or not manifest.is_file():
-            raise WebBuildError(f"{index}: level {name!r} needs a plain name and its {model.name} and {manifest.name}")
-        out.append((f"level:{name}", model, manifest, str(level.get("description") or "")))
+        networks = level.get("networks") if isinstance(level, dict) else None
+        for network in networks if isinstance(networks, list) and networks else [level]:
+            try:
+                name, model, manifest = str(level["name"]), ladder_dir / network["model"], ladder_dir / network["manifest"]
+            except (KeyError, TypeError):
+                raise WebBuildError(f"{index}: a level without name, model and manifest") from None
+            if not re.fullmatch(r"[a-z0-9][a-z0-9_-]*", name) or not model.is_file() or not manifest.is_file():
+                raise WebBuildError(f"{index}: level {name!r} needs a plain name and its {model.name} and {manifest.name}")
+            out.append((f"level:{name}", model, manifest, str(level.get("description") or "")))
     return out
 
 
 def _rules_name(manifest: Path) -> str | None:
+    return _read_manifest(manifest).get("rules", {}).get("name")
+
+
+def _space_key(manifest: Path) -> str:
+    """What the network covers, as a key: its rule space (else its rules), the rules' name aside."""
+    data = _read_manifest(manifest)
+    rules = {k: v for k, v in (data.get("rules") or {}).items() if k != "name"}
+    return json.dumps(data.get("rule_space") or rules, sort_keys=True)
+
+
+def _read_manifest(manifest: Path) -> dict:
     try:
-        return json.loads(manifest.read_text(encoding="utf-8")).get("rules", {}).get("name")
-    except (OSError, ValueError, AttributeError) as err:
+        data = json.loads(manifest.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
         raise WebBuildError(f"{manifest} is not a policy manifest ({err})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("rules", {}), dict):
+        raise WebBuildError(f"{manifest} is not a policy manifest (not a JSON object with rules)")
+    return data
 
 
 def build_web(out: str | Path, page_dir: Path = PAGE_DIR, client_dir: Path = CLIENT_DIR,
@@ -135,9 +153,10 @@ def build_web(out: str | Path, page_dir: Path = PAGE_DIR, client_dir: Path = CLI
     for spec, folder in find_policies(policies_dir):
         if hashlib.sha256((folder / "policy.onnx").read_bytes()).hexdigest() not in taken:
             offered.append((spec, folder / "policy.onnx", folder / "policy.json", ""))
-    games = [(spec, _rules_name(manifest)) for spec, _, manifest, _ in offered]
+    games = [(spec, _space_key(manifest)) for spec, _, manifest, _ in offered]
     if len(set(games)) != len(games) or "random" in dict(games):
-        raise WebBuildError(f"two opponents share a name for the same rules ({', '.join(map(str, games))}; "
+        shown = [(spec, _rules_name(manifest)) for spec, _, manifest, _ in offered]
+        raise WebBuildError(f"two opponents share a name for the same rules ({', '.join(map(str, shown))}; "
                             "random is the random agent's)")
     names = list(dict.fromkeys(spec for spec, _ in games))
     if not offered:
@@ -162,7 +181,12 @@ def build_web(out: str | Path, page_dir: Path = PAGE_DIR, client_dir: Path = CLI
     entries = []
     for spec, model, manifest_file, description in offered:
         rules = _rules_name(manifest_file)
-        folder = re.sub(r"[^A-Za-z0-9_-]", "-", f"{spec}-{rules}" if spec.startswith("level:") else spec)
+        # A level's folder names its rules, and "family" for a network covering a family of rule sets
+        # (a level may have both: the strong level's preset network and its family's).
+        family = any(len(values) > 1 for values in
+                     (_read_manifest(manifest_file).get("rule_space") or {}).get("fields", {}).values())
+        name = f"{spec}-{rules}" + ("-family" if family else "") if spec.startswith("level:") else spec
+        folder = re.sub(r"[^A-Za-z0-9_-]", "-", name)
         (out / "models" / folder).mkdir(parents=True)
         shutil.copy2(model, out / "models" / folder / "policy.onnx")
         shutil.copy2(manifest_file, out / "models" / folder / "policy.json")

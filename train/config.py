@@ -33,6 +33,7 @@ from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, ValidationE
                       model_validator)
 
 from agents import AgentSpecError, make
+from hearts_env.rule_space import RuleSpace
 from hearts_env.rules import Rules, RulesError
 from hearts_env.settings_files import apply_overrides, read_mapping, whole_number
 
@@ -128,7 +129,14 @@ class ImitationConfig(Strict):
 class TrainConfig(Strict):
     run_name: str = Field("ppo", description="folder under the runs directory: a plain folder name (letters, digits, "
                                              "'.', '_', '-', starting with a letter or digit)")
-    rules: Any = Field("classic", description="rules preset name or a mapping of options")
+    rules: Any = Field("classic", description="rules preset name or a mapping of options: the run's home rules "
+                                              "(with rule_space, one rule set of it)")
+    rule_space: Optional[Any] = Field(
+        None, description="train across rule sets: a family (classic, two_player; hearts_env/rule_space.py) or "
+                          "{fields: {option: [values]}, held_out: [...]}; each round's tables are split into "
+                          "rule_sets_per_round groups, each playing a rule set drawn from it. None: the rules alone")
+    rule_sets_per_round: Int = Field(16, ge=1, le=4096, description="rule sets drawn per rollout or imitation "
+                                                                    "round when rule_space is set")
     seed: Int = Field(0, ge=0, lt=2**63, description="seed of the deals, the league and the network (0 to 2**63 - 1)")
     total_decisions: Int = Field(5_000_000, ge=0, description="learner decisions to train on (0: imitation "
                                                                    "only, as an imitation level is trained)")
@@ -176,6 +184,23 @@ class TrainConfig(Strict):
         to_rules(value)
         return value
 
+    @field_validator("rule_space")
+    @classmethod
+    def _rule_space(cls, value: Any) -> Any:
+        if value is not None:
+            to_space(value)
+        return value
+
+    @model_validator(mode="after")
+    def _space_covers_the_rules(self) -> "TrainConfig":
+        space = self.rule_space_value
+        if space is not None and not space.covers(self.rules_value):
+            raise ValueError(f"rule_space does not cover the run's rules: {space.refusal(self.rules_value)}")
+        if space is not None and self.rule_sets_per_round > self.num_tables:
+            raise ValueError(f"rule_sets_per_round {self.rule_sets_per_round} is more than num_tables "
+                             f"{self.num_tables}: each rule set needs a table")
+        return self
+
     @model_validator(mode="after")
     def _learners_fit_the_table(self) -> "TrainConfig":
         players = self.rules_value.num_players
@@ -195,11 +220,22 @@ class TrainConfig(Strict):
     def rules_value(self) -> Rules:
         return to_rules(self.rules)
 
+    @property
+    def rule_space_value(self) -> RuleSpace | None:
+        return None if self.rule_space is None else to_space(self.rule_space)
+
 
 def to_rules(value: Any) -> Rules:
     try:
         return Rules.resolve(value)
     except RulesError as err:  # pydantic reports ValueErrors against the field
+        raise ValueError(str(err)) from None
+
+
+def to_space(value: Any) -> RuleSpace:
+    try:
+        return RuleSpace.resolve(value)
+    except RulesError as err:
         raise ValueError(str(err)) from None
 
 

@@ -29,6 +29,7 @@ from agents import make
 from agents.policy import PolicyNet
 from hearts_env import deal, engine, loop, observe
 from hearts_env.cards import JACK_OF_DIAMONDS, QUEEN_OF_SPADES
+from hearts_env.rule_space import table_groups
 from hearts_env.rules import Rules
 from hearts_env.state import PLAY
 
@@ -60,6 +61,19 @@ def teacher_round(teacher, rules: Rules, num_tables: int, seed: int, rng: np.ran
     choice = np.concatenate(plays) & (mask.sum(axis=1) > 1)
     return (np.concatenate([step.observation for step in steps]), mask,
             np.concatenate([step.action for step in steps]), target.astype(np.float32), choice)
+
+
+def mixed_round(teacher, rules: Rules, config: TrainConfig, seed: int, rng: np.random.Generator):
+    """:func:`teacher_round` at ``config.num_tables`` tables: all at ``rules``, or, with
+    ``config.rule_space``, in ``config.rule_sets_per_round`` groups each at a rule set drawn from
+    the space (each group's deals from its own seeds). The arrays of the groups are joined."""
+    space = config.rule_space_value
+    if space is None:
+        return teacher_round(teacher, rules, config.num_tables, seed, rng)
+    groups = table_groups(space, config.num_tables, config.rule_sets_per_round, rng)
+    parts = [teacher_round(teacher, group_rules, tables, seed * len(groups) + k, rng)
+             for k, (group_rules, tables) in enumerate(groups)]
+    return tuple(np.concatenate(arrays) for arrays in zip(*parts))
 
 
 def equivalent_cards(observation: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -154,8 +168,7 @@ def imitate(net: PolicyNet, rules: Rules, config: TrainConfig, device: torch.dev
         if settings.anneal_lr:  # linearly to 0 over the decisions (set per round)
             for group in optimizer.param_groups:
                 group["lr"] = settings.learning_rate * max(0.02, 1.0 - seen / settings.decisions)
-        obs, mask, action, target, _ = teacher_round(teacher, rules, config.num_tables,
-                                                     config.seed * 7919 + round_index, rng)
+        obs, mask, action, target, _ = mixed_round(teacher, rules, config, config.seed * 7919 + round_index, rng)
         obs_t = torch.as_tensor(obs, device=device)
         mask_t = torch.as_tensor(mask, device=device)
         action_t = torch.as_tensor(action, device=device)

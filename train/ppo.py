@@ -36,6 +36,7 @@ from agents.policy import PolicyAgent, PolicyNet, widened
 from hearts_env import deal, engine
 from hearts_env import loop
 from hearts_env.observe import OBS_DIM
+from hearts_env.rule_space import table_groups
 from hearts_env.rules import Rules
 
 from .config import REWARD_SCALE, SettingsChanged, TrainConfig, changed_settings, check_agents
@@ -96,14 +97,19 @@ def collect(net: PolicyNet, league: League, rules: Rules, config: TrainConfig, i
     rng = iteration_rng(config.seed, iteration)
     tables, players = config.num_tables, rules.num_players
     seeds = deal.game_seeds(config.seed * 1_000_003 + iteration, tables)
-    hand_numbers = rng.integers(len(rules.pass_cycle), size=tables)
-    state = engine.init_from_seeds(rules, seeds, hand_numbers, single_hand=True)
+    space = config.rule_space_value
+    if space is None:
+        groups = [(rules, tables)]
+        hand_numbers = rng.integers(len(rules.pass_cycle), size=tables)
+    else:  # tables in groups, each at a rule set of the space (the engine steps one rule set per batch)
+        groups = table_groups(space, tables, config.rule_sets_per_round, rng)
+        hand_numbers = np.concatenate([rng.integers(len(r.pass_cycle), size=n) for r, n in groups])
     seats = league.sample_tables(tables, rng)
     league.reseed(int(rng.integers(2**62)))
     learner = seats == CURRENT
     generator = torch.Generator().manual_seed(int(rng.integers(2**62)))
 
-    longest = rules.hand_size + rules.pass_count  # decisions of one seat in one hand, at most
+    longest = max(r.hand_size + r.pass_count for r, _ in groups)  # decisions of one seat in one hand, at most
     # One trajectory slot per learner (table, seat), numbered in row-major order, so the rows
     # handed to the update come in the same order as with a [tables, players] layout; bot seats
     # get no buffer (with one learner per table that is a quarter of the memory).
@@ -117,12 +123,13 @@ def collect(net: PolicyNet, league: League, rules: Rules, config: TrainConfig, i
     value_buf = np.zeros((slots, longest), dtype=np.float32)
     count = np.zeros(slots, dtype=np.int64)
     current = _Learner(net, device, generator)
+    first = 0  # the group's first table
 
     def remember(step: loop.Decisions) -> None:
         mine = step.agent == 0
         if not mine.any():
             return
-        slot = slot_of[step.games[mine], step.seat[mine]]
+        slot = slot_of[first + step.games[mine], step.seat[mine]]
         k = count[slot]
         obs_buf[slot, k] = step.observation[mine]
         mask_buf[slot, k] = step.mask[mine]
@@ -136,9 +143,16 @@ def collect(net: PolicyNet, league: League, rules: Rules, config: TrainConfig, i
     agents = [current] + [league.agent(int(code)) for code in codes]
     seating = np.where(seats == CURRENT, 0, 1 + np.searchsorted(codes, seats))
     net.eval()
-    decisions = loop.play(state, agents, seating, on_decision=remember)
+    decisions, hand_points, moons = 0, [], []
+    for group_rules, size in groups:
+        part = slice(first, first + size)
+        state = engine.init_from_seeds(group_rules, seeds[part], hand_numbers[part], single_hand=True)
+        decisions += loop.play(state, agents, seating[part], on_decision=remember)
+        hand_points.append(state.last_hand_points)
+        moons.append(state.last_hand_moon)
+        first += size
 
-    points = state.last_hand_points.astype(np.float64)  # [tables, P]
+    points = np.concatenate(hand_points).astype(np.float64)  # [tables, P]
     if config.reward == "relative":
         others = (points.sum(axis=1, keepdims=True) - points) / (players - 1)
         reward = -(points - others) * REWARD_SCALE
@@ -147,7 +161,7 @@ def collect(net: PolicyNet, league: League, rules: Rules, config: TrainConfig, i
 
     advantage = gae(value_buf, count, reward[learner], config.gamma, config.gae_lambda)
     valid = np.arange(longest)[None, :] < count[:, None]
-    shooter = state.last_hand_moon
+    shooter = np.concatenate(moons)
     moon = shooter.any(axis=1)
     return Rollout(
         obs=obs_buf[valid], mask=mask_buf[valid], action=action_buf[valid], logp=logp_buf[valid],
@@ -294,8 +308,10 @@ class Run:
     # ---- checkpoints ------------------------------------------------------------------------
 
     def meta(self) -> dict:
+        space = self.config.rule_space_value
         return {
             "rules": self.rules.to_dict(),
+            **({"rule_space": space.to_dict()} if space is not None else {}),
             "config": self.config.model_dump(),
             "iteration": self.iteration,
             "learner_decisions": self.learner_decisions,

@@ -25,6 +25,7 @@ import {
   JACK_OF_DIAMONDS, NUM_CARDS, QUEEN_OF_SPADES, RANKS, SHORT_DECK_RANKS, SUITS, cardText, parseCard, pyRepr, rankOf, suitOf,
 } from './cards.js';
 import { PASS_OFFSETS, breaksHearts, cardPoints, legalCards, trickWinner } from './engine.js';
+import { refusal, spaceOf } from './rule_space.js';
 
 export const OBS_VERSION = 1;
 export const RECORD_VERSION = 1;
@@ -498,10 +499,6 @@ async function sha256Hex(bytes) {
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, '0')).join('');
 }
 
-function sameRules(a, b) {
-  return RULE_FIELDS.filter((k) => k !== 'name').every((k) => JSON.stringify(a[k]) === JSON.stringify(b[k]));
-}
-
 /** Refuse a manifest this client cannot honour, or one that belongs to another model. */
 export function checkManifest(manifest, modelSha256 = null) {
   if (!manifest || manifest.format !== MANIFEST_FORMAT || manifest.format_version !== MANIFEST_VERSION) {
@@ -517,6 +514,14 @@ export function checkManifest(manifest, modelSha256 = null) {
     throw new ManifestError(`the manifest belongs to another model (its sha256 ${String(manifest.model?.sha256).slice(0, 12)}..., the model has ${modelSha256.slice(0, 12)}...)`);
   }
   checkRules(manifest.rules);
+  const space = manifest.rule_space;
+  if (space !== undefined && (space === null || typeof space !== 'object' || typeof space.fields !== 'object' ||
+      space.fields === null || Object.values(space.fields).some((values) => !Array.isArray(values) || !values.length))) {
+    throw new ManifestError('the manifest\'s rule_space must be {fields: {option: [values]}, held_out: [...]}');
+  }
+  if (space && refusal(space, manifest.rules) !== null) {
+    throw new ManifestError(`the manifest's rule_space does not cover its own rules: ${refusal(space, manifest.rules)}`);
+  }
 }
 
 /**
@@ -576,8 +581,9 @@ export async function runPolicy(session, observations, masks) {
 export async function chooseCard(session, record) {
   const { manifest } = session;
   const parsed = parseRecord(record);
-  if (!sameRules(parsed.rules, manifest.rules)) {
-    throw new RecordError(`the record's rules ('${parsed.rules.name}') differ from the rules the policy was trained for ('${manifest.rules.name}')`);
+  const outside = refusal(spaceOf(manifest), parsed.rules);
+  if (outside !== null) {
+    throw new RecordError(`the policy cannot play the record's rules ('${parsed.rules.name}'): ${outside}`);
   }
   const observation = encodeObservation(parsed);
   const mask = legalMask(parsed);

@@ -24,6 +24,7 @@ import {
   nextHand, passDirection, passOffset, resolveRules, seatRecord,
 } from './engine.js';
 import { chooseCard, loadPolicy } from './hearts.js';
+import { covers, refusal as outsideSpace, spaceOf } from './rule_space.js';
 
 export const API_PATH = 'api/v1/';
 const HUMAN = 0;
@@ -62,20 +63,15 @@ export class ApiError extends Error {
 }
 
 // ------------------------------------------------------------------------------------------
-// Agents: {spec, rules (null: any rules), choose(game) -> card id}
+// Agents: {spec, space (the rule space it covers, rule_space.js; null: any rules), rules (the rules it
+// was made for; null: any), choose(game) -> card id}
 // ------------------------------------------------------------------------------------------
-
-/** Whether two rules objects play the same game: every option equal, the name aside (Rules.same_game). */
-export function sameGame(a, b) {
-  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
-  keys.delete('name');
-  return [...keys].every((k) => JSON.stringify(a[k]) === JSON.stringify(b[k]));
-}
 
 /** The `random` agent: a uniformly random legal card, from the browser's random source. */
 export function randomAgent(randomBelow = cryptoRandomBelow) {
   return {
     spec: 'random',
+    space: null,
     rules: null,
     async choose(game) {
       const legal = legalActions(game);
@@ -97,6 +93,7 @@ export function policyAgent(spec, manifest, load) {
   };
   return {
     spec,
+    space: spaceOf(manifest),
     rules: manifest.rules,
     /** Starts loading the model now (a failure is reported by the first choose, which tries again). */
     warm() {
@@ -311,7 +308,8 @@ export class LocalApi {
   constructor({ agents, storage = globalThis.localStorage, randomBelow = cryptoRandomBelow, dealer = null } = {}) {
     if (!agents || !agents.length) throw new Error('LocalApi: no agents offered');
     if (!storage) throw new Error('LocalApi: no storage (give memoryStorage() outside a browser)');
-    // One spec may name several agents, each for other rules (a ladder's level:easy of every game).
+    // One spec may name several agents, each for other rules (a ladder's level:easy of every game),
+    // tried in order: the first whose space covers the game's rules plays.
     this.agents = new Map();
     for (const agent of agents) this.agents.set(agent.spec, [...(this.agents.get(agent.spec) ?? []), agent]);
     this.storage = storage;
@@ -326,7 +324,18 @@ export class LocalApi {
 
   /** The agent of `spec` that plays `rules`, or undefined. */
   agentFor(spec, rules) {
-    return (this.agents.get(spec) ?? []).find((a) => a.rules === null || sameGame(a.rules, rules));
+    return (this.agents.get(spec) ?? []).find((a) => a.space === null || covers(a.space, rules));
+  }
+
+  /**
+   * Why no agent of `spec` plays `rules`: the refusal of its agent for the same number of players
+   * (else its last), naming the option outside the rules it covers (rule_space.js).
+   */
+  refusalFor(spec, rules) {
+    const own = this.agents.get(spec) ?? [];
+    const same = own.filter((a) => a.space.fields.num_players?.includes(rules.num_players));
+    const agent = (same.length ? same : own).at(-1);
+    return outsideSpace(agent.space, rules);
   }
 
   /** The offered agents that play `rules`, in offered order. */
@@ -399,7 +408,7 @@ export class LocalApi {
    */
   defaultOpponents(rules) {
     const playing = this.playing(rules);
-    const pool = playing.filter((spec) => this.agentFor(spec, rules).rules !== null);
+    const pool = playing.filter((spec) => this.agentFor(spec, rules).space !== null);
     const from = pool.length ? pool : (playing.length ? playing : this.offered);
     const n = rules.num_players - 1;
     return Array.from({ length: n }, (_, i) => from[Math.min(i, from.length - 1)]);
@@ -426,8 +435,7 @@ export class LocalApi {
         throw new ApiError(422, `opponents: ${JSON.stringify(spec)} is not offered here; offered: ${this.offered.join(', ')}`);
       }
       if (!this.agentFor(spec, rules)) {
-        const trained = this.agents.get(spec).map((a) => `'${a.rules.name}'`).join(', ');
-        throw new ApiError(422, `opponents: ${spec} was trained for the ${trained} rules and cannot play the '${rules.name}' rules`);
+        throw new ApiError(422, `opponents: ${spec} cannot play these rules: ${this.refusalFor(spec, rules)}`);
       }
     }
     opponents = [...opponents];
