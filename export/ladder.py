@@ -219,7 +219,7 @@ def _write_levels(out: Path, spec: Ladder, entries: list[dict[str, Any]], figure
     levels = {
         "format": LEVELS_FORMAT,
         "format_version": LEVELS_VERSION,
-        "ladder": name,
+        "ladder": spec.name,
         "rules": Rules.preset(spec.rules).to_dict(),
         "rule_space": _ladder_space(spec).to_dict(),
         "order": "easiest first",

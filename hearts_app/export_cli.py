@@ -1,15 +1,19 @@
 """``hearts export CHECKPOINT --out DIR``: the ONNX policy and its manifest for game apps;
 ``hearts export --web DIR``: the browser game as a static site, playing against the exported policies;
-``hearts export --ladder classic --out DIR [--measure --deals N]``: the ladder of levels (export/ladder.py)."""
+``hearts export --ladder classic --out DIR [--measure] [--panel] [--deals N]``: the ladder of levels
+(export/ladder.py), measured at its home rules and at its panel of rule sets (export/panel.py)."""
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import sys
+from pathlib import Path
 
 from export.ladder import LADDERS, export_ladder
 from export.model import ExportError, export_policy
+from export.panel import measure_panel, panel_table
 from export.web import WebBuildError, build_web
 
 from .errors import UsageError
@@ -49,8 +53,14 @@ def register(subparsers) -> None:
                         help="with --ladder: measure every level in the arena against three hard (and the bots "
                              "they imitate, on the same deals) and write the figures into levels.json and "
                              "DIR/figures.json (without it: the figures recorded for the ladder)")
+    parser.add_argument("--panel", action="store_true",
+                        help="with --ladder: measure every level at each rule set of the ladder's panel (its family's "
+                             "options one at a time, the unseen combinations, the targets as whole games) against "
+                             "three hard, beside the bots: DIR/panel.json and DIR/panel.md (export/panel.py)")
     parser.add_argument("--deals", type=int, default=2000, metavar="N",
-                        help="with --measure: deals of the arena (default 2000)")
+                        help="with --measure or --panel: deals of the arena (default 2000)")
+    parser.add_argument("--games", type=int, default=300, metavar="N",
+                        help="with --panel: whole games at each target of the panel (default 300)")
     parser.add_argument("--seed", type=int, default=0, help="with --measure: the arena's seed (default 0)")
     parser.add_argument("--workers", type=int, default=2, help="with --measure: arena processes (default 2)")
     parser.add_argument("--golden", type=int, default=40, metavar="N",
@@ -73,8 +83,8 @@ def run_command(args: argparse.Namespace) -> int:
         return build_site(args)
     if args.levels:
         raise UsageError("--levels goes with --web DIR (the static web build)")
-    if args.ladder is None and args.measure:
-        raise UsageError("--measure goes with --ladder NAME")
+    if args.ladder is None and (args.measure or args.panel):
+        raise UsageError(f"{'--measure' if args.measure else '--panel'} goes with --ladder NAME")
     if args.ladder is not None and args.checkpoint is not None:
         raise UsageError("hearts export --ladder NAME --out DIR takes no checkpoint: it exports the shipped levels")
     if args.ladder is not None and args.out is None:
@@ -96,11 +106,15 @@ def run_command(args: argparse.Namespace) -> int:
         raise UsageError(f"--golden must be 0 or more, got {args.golden}")
     if args.ladder is not None and args.deals < 1:
         raise UsageError(f"--deals must be 1 or more, got {args.deals}")
+    if args.ladder is not None and args.games < 1:
+        raise UsageError(f"--games must be 1 or more, got {args.games}")
     try:
         if args.ladder is not None:
             written = export_ladder(args.ladder, args.out, golden=args.golden,
                                     measure_deals=args.deals if args.measure else None, seed=args.seed,
                                     workers=args.workers, log=lambda line: print(line, file=sys.stderr))
+            if args.panel:
+                written.update(write_panel(args))
         else:
             written = export_policy(args.checkpoint, args.out, golden=args.golden, arena_results=args.arena_results)
     except (CheckpointError, ExportError) as err:
@@ -111,6 +125,16 @@ def run_command(args: argparse.Namespace) -> int:
     for kind, path in written.items():
         print(f"{kind}: {path}", file=sys.stderr)
     return 0
+
+
+def write_panel(args: argparse.Namespace) -> dict[str, Path]:
+    """``--panel``: the exported ladder at every rule set of its panel, into DIR/panel.json and DIR/panel.md."""
+    out = Path(args.out)
+    panel = measure_panel(LADDERS[args.ladder], out, args.deals, args.games, seed=args.seed, workers=args.workers,
+                          log=lambda line: print(line, file=sys.stderr))
+    (out / "panel.json").write_text(json.dumps(panel, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    (out / "panel.md").write_text(panel_table(panel), encoding="utf-8")
+    return {"panel": out / "panel.json", "panel_table": out / "panel.md"}
 
 
 def build_site(args: argparse.Namespace) -> int:

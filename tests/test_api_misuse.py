@@ -256,7 +256,9 @@ def test_a_changed_preset_is_no_longer_named_as_the_preset():
     assert CLASSIC.replace(moon="off", name="no moon").name == "no moon"
     assert he.Rules.from_dict({"preset": "classic", "moon": "off"}).name == "custom"
     assert "ppo-classic" not in agents.builtin(off) and "ppo-classic" in agents.builtin(CLASSIC)
-    with pytest.raises(agents.AgentSpecError, match=r"cannot play the 'custom' rules .*moon: 'off' vs"):
+    with pytest.raises(agents.AgentSpecError, match=r"^ppo-classic was trained for the 'classic' rules and cannot play the "
+                                                     r"'custom' rules: moon \"off\" is not among the values it covers: "
+                                                     r"\"add_to_others\"$"):
         agents.make("ppo-classic", rules=off)
 
 

@@ -276,26 +276,41 @@ def test_agreement_at_another_table_asks_the_teacher_in_the_agents_situations():
 # ---------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("preset", ["classic", "two_player"])
-def test_level_specs_play_their_ladders_networks(preset):
-    from agents import level_file
+#: Rule sets of both families, and the network of each level expected to play them: the shipped
+#: policy plays its own preset as the strong level; the family's network every other rule set.
+LEVEL_TABLES = [("classic", {}, "ppo_classic.pt"), ("quick", {"moon": "off"}, "classic_strong.pt"),
+                ("long", {"jack_of_diamonds_bonus": True, "pass_cycle": ["none"]}, "classic_strong.pt"),
+                ("two_player", {}, "ppo_two_player.pt"),
+                ("two_player", {"moon": "subtract_from_self", "target_score": 50}, "two_player_strong.pt")]
+
+
+@pytest.mark.parametrize("preset, changes, strong", LEVEL_TABLES)
+def test_level_specs_play_their_ladders_networks_at_every_rule_set_of_the_family(preset, changes, strong):
+    from agents import level_files
     from agents.checkpoint import load_policy
     from export.situations import sample_records
 
-    rules = Rules.preset(preset)
+    rules = Rules.preset(preset).replace(**changes)
+    ladder = "two_player" if rules.num_players == 2 else "classic"
     obs, mask = seat_record.encode(sample_records(rules, 40, seed=2))
     for name in ("easy", "normal", "hard", "strong"):
         agent = make(f"level:{name}", rules=rules)
-        expected = load_policy(level_file(preset, name), rules=rules).act(obs, mask)
+        files = level_files(ladder, name)  # the family's network last
+        path = next(f for f in files if f.name == strong) if name == "strong" else files[-1]
+        expected = load_policy(path, rules=rules).act(obs, mask)
         assert np.array_equal(agent.act(obs, mask), expected), name
         assert agent.name == f"level:{name}"
 
 
-def test_level_specs_refuse_unknown_levels_and_rules_without_a_ladder():
+def test_level_specs_refuse_unknown_levels_and_rules_outside_every_family_naming_the_option():
     with pytest.raises(AgentSpecError, match="level:NAME takes one of easy, normal, hard, strong"):
         make("level:expert")
-    with pytest.raises(AgentSpecError, match="level:easy has no network for these rules"):
-        make("level:easy", rules=Rules.preset("quick"))
+    with pytest.raises(AgentSpecError, match=r"^level:easy has no network for these rules: target_score 200 is not "
+                                             r"among the values it covers: 100, 50, 150$"):
+        make("level:easy", rules=Rules.preset("quick").replace(target_score=200))
+    with pytest.raises(AgentSpecError, match=r"^level:strong has no network for these rules: pass_count 2 is not "
+                                             r"among the values it covers: 3$"):
+        make("level:strong", rules=Rules.preset("two_player").replace(pass_count=2, pass_cycle=["left"]))
 
 
 def test_hearts_serve_offers_the_levels(tmp_path):

@@ -1,0 +1,134 @@
+"""The ladder at every table of its rule family: the panel of rule sets (``hearts export --ladder NAME --panel``).
+
+For each rule set of the ladder's panel (:data:`PANELS`), every level (the network that serves those
+rules, :func:`export.ladder.serving_model`) and every bot a level imitates play against the same
+table of the reference opponent (three ``hard``; one in the two-player game) on the same deals. A
+single hand from zero scores plays alike at any target, so the targets are measured as whole games
+(``episode="game"``). Per rule set: each entrant's points per hand, each imitation level minus its
+bot, each level minus the level below (in order when every such interval lies below zero), and
+``strong`` minus the ``hard`` bot, all paired over the same deals with 95% intervals.
+
+The held-out combinations of the family (never drawn in training, ``hearts_env/rule_space.py``) are
+in the panel, marked ``unseen``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+from pathlib import Path
+from typing import Any, Callable
+
+from eval.arena import head_to_head
+from hearts_env.rule_space import FAMILIES
+from hearts_env.rules import Rules
+
+from .ladder import Ladder, serving_model
+
+
+@dataclasses.dataclass(frozen=True)
+class PanelRules:
+    label: str
+    rules: Rules
+    episode: str = "hand"  # "game": whole games to the target
+    unseen: bool = False  # a combination held out of training
+
+
+def _on(preset: str, label: str, episode: str = "hand", **changes) -> PanelRules:
+    rules = Rules.preset(preset).replace(**changes) if changes else Rules.preset(preset)
+    family = FAMILIES[rules.num_players == 2 and "two_player" or "classic"]
+    return PanelRules(label, rules, episode, family.is_held_out(rules))
+
+
+def _unseen(preset: str) -> list[PanelRules]:
+    family = FAMILIES[preset]
+    return [_on(preset, "unseen: " + ", ".join(f"{k}={v}" for k, v in combo.items()), **combo)
+            for combo in family.held_out]
+
+
+#: Each ladder's panel: the rule sets its levels are measured at.
+PANELS: dict[str, list[PanelRules]] = {
+    "classic": [
+        _on("classic", "classic"),
+        _on("classic", "moon subtracted", moon="subtract_from_self"),
+        _on("classic", "moon shooter's choice", moon="shooters_choice"),
+        _on("classic", "moon off", moon="off"),
+        _on("classic", "Q♠ waits for hearts", queen_waits_for_hearts=True),
+        _on("classic", "Q♠ breaks hearts", queen_breaks_hearts=True),
+        _on("classic", "J♦ −10", jack_of_diamonds_bonus=True),
+        _on("classic", "no passing", pass_cycle=["none"]),
+        *_unseen("classic"),
+        _on("quick", "target 50 (whole games)", episode="game"),
+        _on("long", "target 150 (whole games)", episode="game"),
+    ],
+    "two_player": [
+        _on("two_player", "two_player"),
+        _on("two_player", "moon subtracted", moon="subtract_from_self"),
+        _on("two_player", "moon shooter's choice", moon="shooters_choice"),
+        _on("two_player", "moon off", moon="off"),
+    ],
+}
+
+
+def _interval(value: dict) -> dict[str, float]:
+    return {key: round(float(value[key]), 4) for key in ("mean", "low", "high")}
+
+
+def measure_panel(spec: Ladder, out: Path, deals: int, games: int, *, seed: int = 0, workers: int = 2,
+                  log: Callable[[str], None] = print) -> dict[str, Any]:
+    """The ladder exported in ``out`` at every rule set of its panel: ``deals`` deals a hand rule set,
+    ``games`` games a whole-game one. Returns the figures (see the module docstring)."""
+    rows = []
+    bots = [level.imitates for level in spec.levels if level.imitates]
+    for entry in PANELS[spec.name]:
+        entrants = [(level.name, f"onnx:{serving_model(out, level.name, entry.rules)}") for level in spec.levels]
+        entrants += [(f"{bot} bot", bot) for bot in bots]
+        count = games if entry.episode == "game" else deals
+        log(f"panel: {entry.label} ({count} {'games' if entry.episode == 'game' else 'deals'})")
+        result = head_to_head(entrants, spec.opponent, entry.rules, deals=count, seed=seed, workers=workers,
+                              episode=entry.episode)
+        levels: dict[str, Any] = {}
+        previous = None
+        for level in spec.levels:
+            figures: dict[str, Any] = {"points_per_hand": _interval(result.row(level.name)["points_per_hand"])}
+            if level.imitates:
+                figures["minus_bot"] = _interval(result.pair(level.name, f"{level.imitates} bot")["difference"])
+            if previous is not None:
+                step = _interval(result.pair(level.name, previous)["difference"])
+                figures["step"] = {"below": previous, **step, "in_order": step["high"] < 0}
+            levels[level.name] = figures
+            previous = level.name
+        strong = spec.levels[-1].name
+        rows.append({
+            "label": entry.label, "rules": entry.rules.to_dict(), "episode": entry.episode, "unseen": entry.unseen,
+            "deals" if entry.episode == "hand" else "games": count,
+            "levels": levels,
+            "bots": {bot: _interval(result.row(f"{bot} bot")["points_per_hand"]) for bot in bots},
+            "strong_minus_hard": _interval(result.pair(strong, "hard bot")["difference"]) if "hard" in bots else None,
+            "in_order": all(f["step"]["in_order"] for f in levels.values() if "step" in f),
+        })
+    others = {1: "one", 3: "three"}[Rules.preset(spec.rules).num_players - 1]
+    return {
+        "ladder": spec.name, "opponent": f"{others} {spec.opponent}", "seed": seed, "confidence": 0.95,
+        "command": f"hearts export --ladder {spec.name} --out DIR --panel --deals {deals} --games {games} --seed {seed}",
+        "measured_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "rule_sets": rows,
+    }
+
+
+def panel_table(panel: dict[str, Any]) -> str:
+    """The panel as a Markdown table: each rule set's points per hand of every level and bot, whether the
+    ladder is in order, and strong minus hard with its interval."""
+    first = panel["rule_sets"][0]
+    levels, bots = list(first["levels"]), list(first["bots"])
+    head = ["rule set", *levels, *(f"{bot} bot" for bot in bots), "in order", "strong − hard"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for row in panel["rule_sets"]:
+        cells = [row["label"] + (" *(unseen)*" if row["unseen"] and "unseen" not in row["label"] else "")]
+        cells += [f"{row['levels'][name]['points_per_hand']['mean']:.2f}" for name in levels]
+        cells += [f"{row['bots'][bot]['mean']:.2f}" for bot in bots]
+        cells.append("yes" if row["in_order"] else "**no**")
+        diff = row["strong_minus_hard"]
+        cells.append(f"{diff['mean']:+.2f} [{diff['low']:+.2f}, {diff['high']:+.2f}]" if diff else "")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
