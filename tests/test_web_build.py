@@ -339,12 +339,10 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
 IDLE = "['your-turn', 'over', 'dialog'].includes(document.body.dataset.state)"
 
 
-@pytest.fixture
-def served_site(site):
-    """The build served by Python's http.server (as a user would serve it): the page's URL, fastest pace."""
+def _serve(out: Path):
+    """A build served by Python's http.server (as a user would serve it): yields the page's URL, fastest pace."""
     if CHROMIUM is None:
         pytest.skip("chromium is not installed (scripts/setup_clients.sh installs it); the browser test needs it")
-    out, _ = site
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(out)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
@@ -352,6 +350,11 @@ def served_site(site):
     finally:
         server.shutdown()
         server.server_close()
+
+
+@pytest.fixture
+def served_site(site):
+    yield from _serve(site[0])
 
 
 def test_static_build_plays_in_chromium(served_site, tmp_path):
@@ -402,6 +405,37 @@ def test_static_build_plays_in_chromium(served_site, tmp_path):
     assert not api_requests, f"requests to the API reached the network: {api_requests[:3]}"
 
 
+def play_to_game_over(page) -> tuple[int, int]:
+    """Play the game on the page to its end as a person would (three cards passed, the last legal card
+    played, each hand's summary closed): ``(hand summaries closed, cards played)``."""
+    summaries = plays = 0
+    for _ in range(1200):
+        page.wait_for_function(IDLE, timeout=60_000)
+        state = page.evaluate("document.body.dataset.state")
+        if state == "over":
+            break
+        if state == "dialog":
+            page.click("#summary-next")
+            summaries += 1
+            continue
+        hand = page.eval_on_selector_all("#hand button.card", "bs => bs.map(b => b.dataset.card)")
+        if page.evaluate("document.body.dataset.phase") == "pass":
+            for card in hand[:3]:
+                type_card(page, card)
+            page.click("#pass-confirm")
+            page.wait_for_function("document.body.dataset.phase !== 'pass' || document.body.dataset.state !== 'your-turn'",
+                                   timeout=60_000)
+            continue
+        legal = page.eval_on_selector_all("#hand button.card.legal", "bs => bs.map(b => b.dataset.card)")
+        type_card(page, legal[-1])
+        page.wait_for_function(
+            "card => document.body.dataset.state !== 'your-turn' ||"
+            " ![...document.querySelectorAll('#hand button.card')].some(b => b.dataset.card === card)",
+            arg=legal[-1], timeout=60_000)
+        plays += 1
+    return summaries, plays
+
+
 def type_card(page, card: str) -> None:
     """Choose or play a card by the keyboard, as a person types it ("qs", "10h", Enter)."""
     page.keyboard.type((("10" if card[0] == "T" else card[0]) + card[1]).lower())
@@ -420,7 +454,6 @@ def test_static_build_plays_a_whole_quick_game_in_chromium(served_site, tmp_path
     sync_api = pytest.importorskip("playwright.sync_api")
     url = served_site
     errors: list[str] = []
-    summaries = plays = 0
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu",
                                                                     "--disable-dev-shm-usage"])
@@ -431,30 +464,7 @@ def test_static_build_plays_a_whole_quick_game_in_chromium(served_site, tmp_path
         page.select_option("#preset", "quick")
         assert page.eval_on_selector_all("#opponents select", "ss => ss.map(s => s.value)") == ["random"] * 3
         page.click("#start")
-        for _ in range(600):
-            page.wait_for_function(IDLE, timeout=30_000)
-            state = page.evaluate("document.body.dataset.state")
-            if state == "over":
-                break
-            if state == "dialog":
-                page.click("#summary-next")
-                summaries += 1
-                continue
-            hand = page.eval_on_selector_all("#hand button.card", "bs => bs.map(b => b.dataset.card)")
-            if page.evaluate("document.body.dataset.phase") == "pass":
-                for card in hand[:3]:
-                    type_card(page, card)
-                page.click("#pass-confirm")
-                page.wait_for_function("document.body.dataset.phase !== 'pass' || document.body.dataset.state !== 'your-turn'",
-                                       timeout=30_000)
-                continue
-            legal = page.eval_on_selector_all("#hand button.card.legal", "bs => bs.map(b => b.dataset.card)")
-            type_card(page, legal[-1])
-            page.wait_for_function(
-                "card => document.body.dataset.state !== 'your-turn' ||"
-                " ![...document.querySelectorAll('#hand button.card')].some(b => b.dataset.card === card)",
-                arg=legal[-1], timeout=30_000)
-            plays += 1
+        summaries, plays = play_to_game_over(page)
         assert page.evaluate("document.body.dataset.state") == "over"
         sync_api.expect(page.locator("#gameover")).to_be_visible()
         game = page.url.split("game=")[1].split("&")[0]
@@ -470,3 +480,92 @@ def test_static_build_plays_a_whole_quick_game_in_chromium(served_site, tmp_path
         browser.close()
     assert not errors, errors
     assert plays >= 13 * (summaries + 1) - 1
+
+
+@pytest.fixture(scope="module")
+def ladder_site(tmp_path_factory):
+    """The static build with the shipped ladders of both games (hearts export --ladder, then --web --levels)."""
+    _need_ort()
+    pytest.importorskip("onnxruntime")
+    from export.ladder import export_ladder
+
+    root = tmp_path_factory.mktemp("ladders")
+    folders = []
+    for name in ("classic", "two_player"):
+        export_ladder(name, root / name, golden=0, log=lambda line: None)
+        folders.append(root / name)
+    written = build_web(root / "site", levels=folders)
+    return root / "site", written
+
+
+@pytest.fixture
+def served_ladder_site(ladder_site):
+    yield from _serve(ladder_site[0])
+
+
+@pytest.mark.slow
+def test_static_build_plays_every_level_at_rules_other_than_the_presets_in_chromium(ladder_site, served_ladder_site):
+    """At 390x844, whole games to game over: target 50 with the moon subtracted and J♦ −10 against
+    level:easy, level:hard and level:strong (networks covering the four-player family), and a two-player
+    game at target 50 with the moon off against level:strong; no page error."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    site, written = ladder_site
+    assert written["models"][:4] == ["level:easy", "level:normal", "level:hard", "level:strong"]
+    models = json.loads((site / "models" / "models.json").read_text())["models"]
+    strong = [m["model"] for m in models if m["spec"] == "level:strong"]
+    assert strong[0].startswith("level-strong-classic/") and any("family" in m for m in strong)
+    errors: list[str] = []
+    tables = [({"preset": "quick", "rule-moon": '"subtract_from_self"', "rule-jack_of_diamonds_bonus": "true"},
+               ["level:easy", "level:hard", "level:strong"]),
+              ({"preset": "two_player", "rule-moon": '"off"', "rule-target_score": "50"}, ["level:strong"])]
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu",
+                                                                    "--disable-dev-shm-usage"])
+        for choices, opponents in tables:
+            page = browser.new_page(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+            page.on("pageerror", lambda err: errors.append(str(err)))
+            page.goto(served_ladder_site)
+            page.wait_for_selector("body[data-state=setup]", timeout=60_000)
+            page.select_option("#preset", choices["preset"])
+            for name, value in choices.items():
+                if name != "preset":
+                    page.select_option(f"select[name={name}]", value)
+            for seat, spec in enumerate(opponents, start=1):
+                page.select_option(f"select[name=opponent-{seat}]", spec)
+            page.click("#start")
+            play_to_game_over(page)
+            assert page.evaluate("document.body.dataset.state") == "over"
+            game = page.url.split("game=")[1].split("&")[0]
+            view = page.evaluate(f"fetch('api/v1/games/{game}').then(r => r.json())")
+            assert view["phase"] == "over" and max(view["scores"]) >= 50
+            assert [p["name"] for p in view["players"]][1:] == opponents
+            rules = view["rules"]
+            expected = {k: json.loads(v) for k, v in choices.items() if k.startswith("rule-")}
+            assert all(rules[k.removeprefix("rule-")] == v for k, v in expected.items()), rules
+            page.close()
+        browser.close()
+    assert not errors, errors
+
+
+def test_the_page_refuses_rules_outside_an_opponents_space_in_one_line(served_site):
+    """The classic preset with target 50 against ppo-classic (trained for classic alone): the setup
+    says which option the network does not cover and the values it does, and no game starts."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    errors: list[str] = []
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu",
+                                                                    "--disable-dev-shm-usage"])
+        page = browser.new_page(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+        page.on("pageerror", lambda err: errors.append(str(err)))
+        page.goto(served_site)
+        page.wait_for_selector("body[data-state=setup]", timeout=60_000)
+        page.select_option("#preset", "classic")
+        page.select_option("select[name=rule-target_score]", "50")
+        page.select_option("select[name=opponent-1]", "ppo-classic")
+        page.click("#start")
+        page.wait_for_function("document.getElementById('setup-message').textContent !== ''", timeout=30_000)
+        assert page.inner_text("#setup-message") == ("Could not start the game: opponents: ppo-classic cannot play these "
+                                                     "rules: target_score 50 is not among the values it covers: 100")
+        assert page.evaluate("document.body.dataset.state") != "your-turn" and "game=" not in page.url
+        browser.close()
+    assert not errors, errors
