@@ -205,7 +205,7 @@ def test_the_javascript_client_plays_every_level(exported_ladder):
     run = subprocess.run(["node", "--test", "test/levels.test.js"], cwd=client, capture_output=True, text=True,
                          timeout=300, env={**os.environ, "HEARTS_LEVELS_DIR": str(out)})
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
-    assert "# pass 2" in run.stdout and "# skipped 0" in run.stdout
+    assert "# pass 3" in run.stdout and "# skipped 0" in run.stdout
 
 
 def test_equivalent_cards_are_one_suit_with_nothing_outstanding_between():
@@ -258,7 +258,7 @@ def test_the_shipped_ladder_exports_with_its_recorded_figures_and_plays_in_javas
     if shutil.which("node") and (client / "node_modules" / "onnxruntime-node").is_dir():
         run = subprocess.run(["node", "--test", "test/levels.test.js"], cwd=client, capture_output=True, text=True,
                              timeout=300, env={**os.environ, "HEARTS_LEVELS_DIR": str(tmp_path)})
-        assert run.returncode == 0 and "# pass 2" in run.stdout, run.stdout[-4000:] + run.stderr[-2000:]
+        assert run.returncode == 0 and "# pass 3" in run.stdout, run.stdout[-4000:] + run.stderr[-2000:]
 
 
 def test_agreement_at_another_table_asks_the_teacher_in_the_agents_situations():
@@ -326,7 +326,19 @@ def test_hearts_serve_offers_the_levels(tmp_path):
     record = sample_records(Rules.preset("two_player"), 1, seed=3)[0]
     with TestClient(create_app(levels, tmp_path)) as client:
         listed = {a["spec"]: a for a in client.get("/api/v1/agents").json()["agents"]}
-        assert set(listed["level:easy"]["presets"]) == {"classic", "two_player"}
+        assert set(listed["level:easy"]["presets"]) == {"classic", "quick", "long", "two_player"}
+        for preset, rules in (("quick", {"moon": "subtract_from_self", "jack_of_diamonds_bonus": True}),
+                              ("two_player", {"moon": "off", "queen_breaks_hearts": True})):
+            players = 4 if preset == "quick" else 2
+            opponents = ["level:easy", "level:hard", "level:strong"][:players - 1]
+            made = client.post("/api/v1/games", json={"preset": preset, "rules": rules, "opponents": opponents})
+            assert made.status_code == 201, made.text
+            assert all(made.json()["rules"][key] == value for key, value in rules.items())
+        refused = client.post("/api/v1/games", json={"preset": "classic", "rules": {"pass_count": 2},
+                                                     "opponents": ["level:easy"] * 3})
+        assert refused.status_code == 422
+        assert refused.json()["detail"] == ("opponents: level:easy has no network for these rules: pass_count 2 is "
+                                            "not among the values it covers: 3")
         answer = client.post("/api/v1/act", json={"agent": "level:hard", "record": record}).json()
         obs, mask = seat_record.encode([record])
         assert answer["action"] == int(make("level:hard", rules=Rules.preset("two_player")).act(obs, mask)[0])
