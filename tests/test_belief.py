@@ -93,7 +93,7 @@ def test_belief_files_load_safely_and_only_as_belief_models(tmp_path):
     np.testing.assert_allclose(loaded.holder_odds(obs), Belief(net).holder_odds(obs), rtol=1e-6)
     with pytest.raises(CheckpointError, match="is a 'belief' model, not a policy"):
         load_policy(path)
-    with pytest.raises(CheckpointError, match="trained for rules"):
+    with pytest.raises(CheckpointError, match="trained for the 'classic' rules and cannot play the 'two_player' rules: num_players 2 is not"):
         load_belief(path, rules=he.Rules.preset("two_player"))
     with pytest.raises(CheckpointError, match="not a belief model"):
         load_belief(POLICY_FILE)
