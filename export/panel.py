@@ -6,7 +6,9 @@ table of the reference opponent (three ``hard``; one in the two-player game) on 
 single hand from zero scores plays alike at any target, so the targets are measured as whole games
 (``episode="game"``). Per rule set: each entrant's points per hand, each imitation level minus its
 bot, each level minus the level below (in order when every such interval lies below zero), and
-``strong`` minus the ``hard`` bot, all paired over the same deals with 95% intervals.
+``strong`` minus the ``hard`` bot, all paired over the same deals with 95% intervals; and each imitation
+level's agreement with its bot at those rules (card plays with a choice on 1,000 held-out hands the bot
+plays alone, ``train.imitation.agent_agreement``).
 
 The held-out combinations of the family (never drawn in training, ``hearts_env/rule_space.py``) are
 in the panel, marked ``unseen``.
@@ -19,11 +21,17 @@ import datetime
 from pathlib import Path
 from typing import Any, Callable
 
+from agents import make
 from eval.arena import head_to_head
+from train.imitation import agent_agreement
 from hearts_env.rule_space import FAMILIES
 from hearts_env.rules import Rules
 
 from .ladder import Ladder, serving_model
+
+
+#: Held-out hands the bot plays at each rule set for an imitation level's agreement with it.
+AGREEMENT_TABLES = 1000
 
 
 @dataclasses.dataclass(frozen=True)
@@ -75,12 +83,13 @@ def _interval(value: dict) -> dict[str, float]:
 
 
 def measure_panel(spec: Ladder, out: Path, deals: int, games: int, *, seed: int = 0, workers: int = 2,
-                  log: Callable[[str], None] = print) -> dict[str, Any]:
-    """The ladder exported in ``out`` at every rule set of its panel: ``deals`` deals a hand rule set,
-    ``games`` games a whole-game one. Returns the figures (see the module docstring)."""
+                  rule_sets: list[PanelRules] | None = None, log: Callable[[str], None] = print) -> dict[str, Any]:
+    """The ladder exported in ``out`` at every rule set of its panel (``rule_sets``, default
+    ``PANELS[spec.name]``): ``deals`` deals a hand rule set, ``games`` games a whole-game one. Returns
+    the figures (see the module docstring)."""
     rows = []
     bots = [level.imitates for level in spec.levels if level.imitates]
-    for entry in PANELS[spec.name]:
+    for entry in PANELS[spec.name] if rule_sets is None else rule_sets:
         entrants = [(level.name, f"onnx:{serving_model(out, level.name, entry.rules)}") for level in spec.levels]
         entrants += [(f"{bot} bot", bot) for bot in bots]
         count = games if entry.episode == "game" else deals
@@ -89,10 +98,14 @@ def measure_panel(spec: Ladder, out: Path, deals: int, games: int, *, seed: int 
                               episode=entry.episode)
         levels: dict[str, Any] = {}
         previous = None
-        for level in spec.levels:
+        for level, (_, model) in zip(spec.levels, entrants):
             figures: dict[str, Any] = {"points_per_hand": _interval(result.row(level.name)["points_per_hand"])}
             if level.imitates:
                 figures["minus_bot"] = _interval(result.pair(level.name, f"{level.imitates} bot")["difference"])
+                if entry.episode == "hand":  # how closely it plays like its bot at these rules (held-out hands)
+                    agreement = agent_agreement(make(model, rules=entry.rules), make(level.imitates), entry.rules,
+                                                AGREEMENT_TABLES, seed=seed)
+                    figures["agreement"] = round(agreement["agreement"], 4)
             if previous is not None:
                 step = _interval(result.pair(level.name, previous)["difference"])
                 figures["step"] = {"below": previous, **step, "in_order": step["high"] < 0}
@@ -121,7 +134,9 @@ def panel_table(panel: dict[str, Any]) -> str:
     ladder is in order, and strong minus hard with its interval."""
     first = panel["rule_sets"][0]
     levels, bots = list(first["levels"]), list(first["bots"])
-    head = ["rule set", *levels, *(f"{bot} bot" for bot in bots), "in order", "strong − hard"]
+    imitating = [name for name in levels if "minus_bot" in first["levels"][name]]
+    head = ["rule set", *levels, *(f"{bot} bot" for bot in bots), "in order", "strong − hard",
+            *(f"{name} agreement" for name in imitating)]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in panel["rule_sets"]:
         cells = [row["label"] + (" *(unseen)*" if row["unseen"] and "unseen" not in row["label"] else "")]
@@ -130,5 +145,7 @@ def panel_table(panel: dict[str, Any]) -> str:
         cells.append("yes" if row["in_order"] else "**no**")
         diff = row["strong_minus_hard"]
         cells.append(f"{diff['mean']:+.2f} [{diff['low']:+.2f}, {diff['high']:+.2f}]" if diff else "")
+        cells += [f"{row['levels'][name]['agreement']:.2%}" if "agreement" in row["levels"][name] else ""
+                  for name in imitating]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"

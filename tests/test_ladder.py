@@ -342,3 +342,23 @@ def test_hearts_serve_offers_the_levels(tmp_path):
         answer = client.post("/api/v1/act", json={"agent": "level:hard", "record": record}).json()
         obs, mask = seat_record.encode([record])
         assert answer["action"] == int(make("level:hard", rules=Rules.preset("two_player")).act(obs, mask)[0])
+
+
+def test_the_panel_measures_every_level_and_bot_at_each_rule_set(tiny_ladder, exported_ladder):
+    from export.panel import PANELS, PanelRules, measure_panel, panel_table
+
+    out, _ = exported_ladder
+    rule_sets = [PanelRules("classic", CLASSIC), PanelRules("classic games", CLASSIC, episode="game")]
+    panel = measure_panel(tiny_ladder, out, deals=4, games=2, rule_sets=rule_sets, log=lambda line: None)
+    hand, games = panel["rule_sets"]
+    assert hand["deals"] == 4 and games["games"] == 2 and games["episode"] == "game"
+    easy = hand["levels"]["easy"]
+    assert set(easy) == {"points_per_hand", "minus_bot", "agreement"} and 0 <= easy["agreement"] <= 1
+    assert "agreement" not in games["levels"]["easy"]  # measured on hands only
+    assert hand["levels"]["strong"]["step"]["below"] == "easy" and hand["strong_minus_hard"] is None
+    table = panel_table(panel)
+    assert table.count("\n") == 4 and "easy agreement" in table.splitlines()[0]
+    # The shipped panels: every option of the family one at a time, the unseen combinations, both targets.
+    labels = [entry.label for entry in PANELS["classic"]]
+    assert [entry.unseen for entry in PANELS["classic"]].count(True) == 2 and labels[0] == "classic"
+    assert {e.rules.target_score for e in PANELS["classic"] if e.episode == "game"} == {50, 150}

@@ -113,13 +113,18 @@ def agreement_of(chosen: np.ndarray, action: np.ndarray, choice: np.ndarray,
     return out
 
 
+def held_out_round(teacher, rules: Rules, tables: int, seed: int = 0):
+    """The teacher's :func:`teacher_round` on ``tables`` held-out hands (deals from
+    :data:`HELD_OUT_SEED` + ``seed``): (obs, mask, action, value target, choice)."""
+    return teacher_round(teacher, rules, tables, HELD_OUT_SEED + seed, np.random.default_rng([seed, 11]))
+
+
 @torch.no_grad()
 def agreement(net: PolicyNet, teacher, rules: Rules, tables: int, seed: int = 0,
               device: torch.device | str = "cpu") -> dict[str, float]:
     """Held-out agreement of ``net``'s argmax with ``teacher`` on ``tables`` hands the teacher plays
-    alone (deals from :data:`HELD_OUT_SEED` + ``seed``): see :func:`agreement_of`."""
-    rng = np.random.default_rng([seed, 11])
-    obs, mask, action, _, choice = teacher_round(teacher, rules, tables, HELD_OUT_SEED + seed, rng)
+    alone (:func:`held_out_round`): see :func:`agreement_of`."""
+    obs, mask, action, _, choice = held_out_round(teacher, rules, tables, seed)
     was_training = net.training
     net.eval()
     chosen = []
@@ -129,6 +134,12 @@ def agreement(net: PolicyNet, teacher, rules: Rules, tables: int, seed: int = 0,
         chosen.append(logits.argmax(-1).cpu().numpy())
     net.train(was_training)
     return agreement_of(np.concatenate(chosen), action, choice, obs)
+
+
+def agent_agreement(agent, teacher, rules: Rules, tables: int, seed: int = 0) -> dict[str, float]:
+    """:func:`agreement` of any agent (an exported level: ``onnx:``) on the same held-out hands."""
+    obs, mask, action, _, choice = held_out_round(teacher, rules, tables, seed)
+    return agreement_of(agent.act(obs, mask), action, choice, obs)
 
 
 def agreement_at_table(agent, teacher, rules: Rules, opponent, tables: int, seed: int = 0) -> dict[str, float]:
