@@ -62,7 +62,12 @@ def save(path: str | Path, model: torch.nn.Module, meta: dict[str, Any], optimiz
         "hidden": list(model.hidden),
         "card_scorer": getattr(model, "card_scorer_units", 0),  # a belief model (agents.belief) has none
     }
-    payload: dict[str, Any] = {"format": FORMAT, "model": model.state_dict(), "meta": json.dumps(meta)}
+    state = model.state_dict()
+    poisoned = _non_finite(state)
+    if poisoned:  # a diverged fit (a NaN loss, learning rate or label): refused before anything is written
+        raise CheckpointError(f"refusing to write {path}: {poisoned} holds NaN or infinite numbers (the training "
+                              f"diverged: a non-finite loss, step size or label); nothing was written")
+    payload: dict[str, Any] = {"format": FORMAT, "model": state, "meta": json.dumps(meta)}
     if optimizer is not None:
         payload["optimizer"] = optimizer.state_dict()
     if extra:
@@ -77,6 +82,12 @@ def save(path: str | Path, model: torch.nn.Module, meta: dict[str, Any], optimiz
         if os.path.exists(temporary):
             os.unlink(temporary)
     return path
+
+
+def _non_finite(state: dict[str, Any]) -> str | None:
+    """The name of the first floating-point tensor holding a NaN or an infinity, else None."""
+    return next((name for name, tensor in state.items() if isinstance(tensor, torch.Tensor)
+                 and tensor.is_floating_point() and not bool(torch.isfinite(tensor).all())), None)
 
 
 def _invalid(path: str | Path, why: str) -> CheckpointError:
@@ -197,6 +208,9 @@ def load_network(path: str | Path, rules: Rules | None, kind: str, what: str, bu
         raise CheckpointError(f"{path} is a {found!r:.40} model, not a {what}")
     meta["rules"] = check_compatible(meta, rules, path).to_dict()
     _check_weights(meta, payload.get("model"), path, build)
+    poisoned = _non_finite(payload["model"])
+    if poisoned:
+        raise _invalid(path, f"its weights hold NaN or infinite numbers ({poisoned}): a network that diverged")
     net = build(meta["hidden"], meta.get("card_scorer", 0))
     try:
         net.load_state_dict(payload["model"], strict=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import tempfile
 import time
@@ -94,8 +95,8 @@ def register(subparsers) -> None:
 
 def _check_positive(**values: float) -> None:
     for name, value in values.items():
-        if value <= 0:
-            raise UsageError(f"--{name.replace('_', '-')} must be positive, got {value}")
+        if not (math.isfinite(value) and value > 0):
+            raise UsageError(f"--{name.replace('_', '-')} must be a finite number above 0, got {value}")
 
 
 def _collect_one(job: tuple) -> int:
@@ -177,8 +178,8 @@ def run_fit(args: argparse.Namespace) -> int:
 
     _check_positive(epochs=args.epochs, temperature=args.temperature, learning_rate=args.learning_rate,
                     batch_size=args.batch_size)
-    if args.margin < 0:
-        raise UsageError(f"--margin must be 0 or more, got {args.margin}")
+    if not (math.isfinite(args.margin) and args.margin >= 0):
+        raise UsageError(f"--margin must be a finite number, 0 or more, got {args.margin}")
     if args.card_scorer is not None and args.card_scorer < 1:
         raise UsageError(f"--card-scorer must be 1 or more units, got {args.card_scorer}")
     if args.shards_in_memory is not None and args.shards_in_memory < 1:

@@ -81,6 +81,11 @@ def test_distill_collect_and_fit_end_to_end(tmp_path):
     assert missing.returncode == 2 and "not found" in missing.stderr
     bad = hearts("distill", "fit", str(student), "--data", str(shards), "--out", str(out), "--temperature", "0")
     assert bad.returncode == 2 and "--temperature" in bad.stderr
+    before = out.read_bytes()
+    for flag, value in (("--temperature", "nan"), ("--learning-rate", "inf"), ("--margin", "nan")):
+        poisoned = hearts("distill", "fit", str(student), "--data", str(shards), "--out", str(out), flag, value)
+        assert poisoned.returncode == 2 and f"{flag} must be a finite number" in poisoned.stderr, poisoned.stderr
+    assert out.read_bytes() == before  # nothing written on a refusal
     narrower = hearts("distill", "fit", str(student), "--data", str(shards), "--out", str(out), "--hidden", "8")
     assert narrower.returncode == 2 and "cannot grow layers [16] into [8]" in narrower.stderr
     no_units = hearts("distill", "fit", str(student), "--data", str(shards), "--out", str(out), "--card-scorer", "0")

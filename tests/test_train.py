@@ -113,6 +113,23 @@ def test_checkpoint_for_other_rules_or_observation_is_refused(tmp_path):
         load_policy(tmp_path / "old.pt")
 
 
+def test_non_finite_weights_are_never_written_nor_loaded(tmp_path):
+    """A diverged network (NaN or infinite weights) is refused by save, writing nothing, and a file
+    holding one (written by other code) is refused when loaded, naming the tensor."""
+    net = PolicyNet(hidden=[8])
+    with torch.no_grad():
+        net.policy_head.weight[0, 0] = float("nan")
+    with pytest.raises(CheckpointError, match=r"refusing to write .*policy_head.weight holds NaN or infinite"):
+        save(tmp_path / "nan.pt", net, rules_meta("classic"))
+    assert not list(tmp_path.iterdir())  # no file, no temporary file
+    good = save(tmp_path / "good.pt", PolicyNet(hidden=[8]), rules_meta("classic"))
+    payload = torch.load(good, weights_only=True)
+    payload["model"]["policy_head.bias"][3] = float("inf")
+    torch.save(payload, tmp_path / "inf.pt")
+    with pytest.raises(CheckpointError, match=r"weights hold NaN or infinite numbers \(policy_head.bias\)"):
+        load_policy(tmp_path / "inf.pt")
+
+
 class Boom:
     def __reduce__(self):
         return (os.system, ("echo pwned > /tmp/hearts_pwned",))
