@@ -186,6 +186,9 @@ def export_ladder(name: str | Ladder, out_dir: str | Path, *, golden: int = 40, 
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise ExportError(f"--out {out} is a file; name a folder for the ladder")
+    if out.is_dir() and any(out.iterdir()) and not (out / LEVELS_FILE).is_file():
+        raise ExportError(f"--out {out} is not empty and not an earlier ladder export (no {LEVELS_FILE}): name a "
+                          "new or empty folder")
     out.mkdir(parents=True, exist_ok=True)
     written: dict[str, Path] = {}
     entries = []

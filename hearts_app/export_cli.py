@@ -16,6 +16,7 @@ from export.model import ExportError, export_policy
 from export.panel import measure_panel, panel_table
 from export.web import WebBuildError, build_web
 
+from . import arguments
 from .errors import UsageError
 
 
@@ -57,12 +58,13 @@ def register(subparsers) -> None:
                         help="with --ladder: measure every level at each rule set of the ladder's panel (its family's "
                              "options one at a time, the unseen combinations, the targets as whole games) against "
                              "three hard, beside the bots: DIR/panel.json and DIR/panel.md (export/panel.py)")
-    parser.add_argument("--deals", type=int, default=2000, metavar="N",
+    parser.add_argument("--deals", type=arguments.positive_int, default=2000, metavar="N",
                         help="with --measure or --panel: deals of the arena (default 2000)")
-    parser.add_argument("--games", type=int, default=300, metavar="N",
+    parser.add_argument("--games", type=arguments.positive_int, default=300, metavar="N",
                         help="with --panel: whole games at each target of the panel (default 300)")
     parser.add_argument("--seed", type=int, default=0, help="with --measure: the arena's seed (default 0)")
-    parser.add_argument("--workers", type=int, default=2, help="with --measure: arena processes (default 2)")
+    parser.add_argument("--workers", type=arguments.positive_int, default=2,
+                        help="with --measure or --panel: arena processes (default 2)")
     parser.add_argument("--golden", type=int, default=40, metavar="N",
                         help="seat records with the model's picks in golden.json (besides its encoder and "
                              "invalid records; 0: do not write golden.json; default 40)")
@@ -104,10 +106,6 @@ def run_command(args: argparse.Namespace) -> int:
 
     if args.golden < 0:
         raise UsageError(f"--golden must be 0 or more, got {args.golden}")
-    if args.ladder is not None and args.deals < 1:
-        raise UsageError(f"--deals must be 1 or more, got {args.deals}")
-    if args.ladder is not None and args.games < 1:
-        raise UsageError(f"--games must be 1 or more, got {args.games}")
     try:
         if args.ladder is not None:
             written = export_ladder(args.ladder, args.out, golden=args.golden,

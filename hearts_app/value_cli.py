@@ -30,9 +30,10 @@ def register(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     arguments.check_model_fit_arguments(args)
     out = writable_file(args.out, "the value file")  # found now, not after minutes of work
-    players = [spec.strip() for spec in args.players.split(",") if spec.strip()]
-    if not players:
-        raise UsageError("--players names no player; give bots or policies separated by commas, e.g. hard,normal")
+    players = [spec.strip() for spec in args.players.split(",")]
+    if not all(players):
+        raise UsageError(f"--players {args.players!r:.60} has an empty name; give bots or policies separated by "
+                         "commas, e.g. hard,normal")
     for spec in dict.fromkeys(players):
         arguments.check_table_player("--players", spec)
     return arguments.run_model_fit(value.train, out, args, players=players)

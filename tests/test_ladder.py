@@ -124,6 +124,19 @@ def test_the_command_exports_a_ladder(tiny_ladder, tmp_path, monkeypatch, capsys
     with pytest.raises(SystemExit) as exit_:
         cli.main(["export", "--ladder", "classic"])
     assert exit_.value.code == 2 and "needs --out DIR" in capsys.readouterr().err
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "notes.txt").write_text("mine")
+    for args, words in ((["--out", str(tmp_path / "other")], "is not empty and not an earlier ladder export"),
+                        (["--out", str(tmp_path / "x"), "--measure", "--workers", "0"], "--workers: must be 1 or more"),
+                        (["--out", str(tmp_path / "x"), "--panel", "--games", "0"], "--games: must be 1 or more"),
+                        (["--out", str(tmp_path / "x"), "--measure", "--deals", "-3"], "--deals: must be 1 or more")):
+        with pytest.raises(SystemExit) as exit_:
+            cli.main(["export", "--ladder", "classic", *args])
+        assert exit_.value.code == 2 and words in capsys.readouterr().err, args
+    assert sorted(p.name for p in (tmp_path / "other").iterdir()) == ["notes.txt"] and not (tmp_path / "x").exists()
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["export", "agents/policies/ppo_classic.pt", "--out", str(tmp_path / "y"), "--panel"])
+    assert exit_.value.code == 2 and "--panel goes with --ladder NAME" in capsys.readouterr().err
 
 
 def test_the_shipped_ladders_are_easiest_first():

@@ -205,7 +205,8 @@ def test_the_value_command_writes_a_file_the_search_player_finishes_its_deals_wi
     (["--hands", "0"], "--hands must be 1 or more"),
     (["--players", "hard,nobody"], "--players 'nobody'"),
     (["--players", "expert"], "slow searching player"),
-    (["--players", " , "], "names no player"),
+    (["--players", " , "], "has an empty name"),
+    (["--players", "hard,,easy"], "--players 'hard,,easy' has an empty name"),
     (["--hidden", "0"], "--hidden widths must be 1 or more"),
 ])
 def test_the_value_command_refuses_bad_arguments(tmp_path, args, expected):
