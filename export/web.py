@@ -87,7 +87,7 @@ def find_levels(ladder_dir: Path) -> list[tuple[str, Path, Path, str]]:
     index = ladder_dir / "levels.json"
     try:
         levels = json.loads(index.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
+    except (OSError, ValueError, RecursionError) as err:
         raise WebBuildError(f"{index} cannot be read ({err}): name a folder written by hearts export --ladder") from None
     if not isinstance(levels, dict) or levels.get("format") != "hearts-lab-levels" or not isinstance(levels.get("levels"), list):
         raise WebBuildError(f"{index} is not a ladder's levels.json (format hearts-lab-levels)")
@@ -119,7 +119,7 @@ def _space_key(manifest: Path) -> str:
 def _read_manifest(manifest: Path) -> dict:
     try:
         data = json.loads(manifest.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
+    except (OSError, ValueError, RecursionError) as err:
         raise WebBuildError(f"{manifest} is not a policy manifest ({err})") from None
     if not isinstance(data, dict) or not isinstance(data.get("rules", {}), dict):
         raise WebBuildError(f"{manifest} is not a policy manifest (not a JSON object with rules)")

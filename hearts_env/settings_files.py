@@ -67,9 +67,61 @@ def whole_number(value: Any) -> int:
     raise ValueError("must be a whole number")
 
 
+#: Bounds on one YAML value (a settings file, an override): nesting depth, and values once every alias
+#: is expanded (settings are a few hundred; a 400-byte "billion laughs" of aliases expands to 10**9).
+MAX_DEPTH = 50
+MAX_EXPANDED_VALUES = 100_000
+
+
 def parse_value(text: str) -> Any:
-    """One YAML value (a file's text or the VALUE of an override), YAML 1.2 booleans."""
-    return yaml.load(text, Loader=_Loader)  # _Loader is a SafeLoader
+    """One YAML value (a file's text or the VALUE of an override), YAML 1.2 booleans. Nested deeper
+    than :data:`MAX_DEPTH`, or more than :data:`MAX_EXPANDED_VALUES` values with its aliases expanded
+    (a YAML alias bomb), or an alias of a value that holds itself, is a ``yaml.YAMLError`` saying so,
+    before anything is built from it."""
+    loader = _Loader(text)  # _Loader is a SafeLoader
+    try:
+        try:
+            node = loader.get_single_node()
+        except RecursionError:  # the parser recurses per level, before any bound of ours could count
+            raise yaml.YAMLError(f"nested too deeply (at most {MAX_DEPTH} levels)") from None
+        if node is None:
+            return None
+        _check_bounds(node)
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+def _check_bounds(root: yaml.Node) -> None:
+    """Refuse a node tree nested deeper than :data:`MAX_DEPTH` or expanding (aliases counted at every
+    use) to more than :data:`MAX_EXPANDED_VALUES` values. Sizes are memoised per node, so shared
+    (aliased) nodes are measured once however often they are used."""
+    sizes: dict[int, int] = {}
+    on_path: set[int] = set()
+
+    def size(node: yaml.Node, depth: int) -> int:
+        if depth > MAX_DEPTH:
+            raise yaml.YAMLError(f"nested too deeply (at most {MAX_DEPTH} levels)")
+        key = id(node)
+        if key in sizes:
+            return sizes[key]
+        if key in on_path:
+            raise yaml.YAMLError("an alias refers to a value that contains it (a recursive structure)")
+        on_path.add(key)
+        if isinstance(node, yaml.MappingNode):
+            total = 1 + sum(size(k, depth + 1) + size(v, depth + 1) for k, v in node.value)
+        elif isinstance(node, yaml.SequenceNode):
+            total = 1 + sum(size(item, depth + 1) for item in node.value)
+        else:
+            total = 1
+        on_path.discard(key)
+        if total > MAX_EXPANDED_VALUES:
+            raise yaml.YAMLError(f"too large: more than {MAX_EXPANDED_VALUES:,} values once its aliases are "
+                                 "expanded (an alias bomb?)")
+        sizes[key] = total
+        return total
+
+    size(root, 0)
 
 
 def _yaml_problem(err: yaml.YAMLError) -> str:

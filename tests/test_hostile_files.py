@@ -750,3 +750,38 @@ def test_the_record_these_tests_change_replays_and_resumes(tmp_path, capsys):
 
     match, _ = records.resume(path)
     assert len(match.hands[0]["actions"]) == 8
+
+
+# ---- settings files: aliases and nesting -------------------------------------------------------
+
+#: 394 bytes of YAML whose aliases expand to 9**9 (387 million) strings.
+ALIAS_BOMB = "a: &a [" + ",".join(['"lol"'] * 9) + "]\n" + "".join(
+    f"{b}: &{b} [" + ",".join([f"*{a}"] * 9) + "]\n" for a, b in zip("abcdefgh", "bcdefghi"))
+
+
+@pytest.mark.parametrize("text, says", [
+    (ALIAS_BOMB, "more than 100,000 values once its aliases are expanded"),
+    ("[" * 100_000 + "]" * 100_000, "nested too deeply (at most 50 levels)"),
+    ('{"moon": ' + "[" * 60 + "]" * 60 + "}", "nested too deeply (at most 50 levels)"),
+])
+def test_a_rules_or_recipe_file_that_is_an_alias_bomb_or_nested_deeply_is_refused_in_one_line(tmp_path, capsys,
+                                                                                               text, says):
+    path = tmp_path / "bad.yaml"
+    path.write_text(text)
+    tracemalloc.start()
+    for args in (["arena", "random", "--rules", str(path), "--deals", "1"], ["recipe", str(path)]):
+        with pytest.raises(SystemExit) as exit_:
+            cli.main(args)
+        assert exit_.value.code == 2
+        assert_plain_refusal(capsys.readouterr().err.strip().splitlines()[-1], says)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 200 * 2**20, f"{peak / 2**20:.0f} MiB to refuse it"
+
+
+def test_deeply_nested_levels_json_or_manifest_is_refused_by_the_web_build(tmp_path):
+    from export.web import WebBuildError, find_levels
+
+    (tmp_path / "levels.json").write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(WebBuildError, match="cannot be read"):
+        find_levels(tmp_path)

@@ -367,7 +367,7 @@ def load_shards(folder: Path, paths: list[Path] | None = None) -> dict[str, np.n
                     rows = header[name][0][0]
                     out[name][filled[name]:filled[name] + rows] = data[name]
                     filled[name] += rows
-        except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile) as err:
+        except (OSError, ValueError, KeyError, TypeError, RecursionError, zipfile.BadZipFile) as err:
             raise ValueError(f"{path} is not a readable shard of `hearts distill collect` ({err!r:.120})") from None
     if len(rules) > 1:
         raise ValueError(f"the shards in {folder} were collected under different rules; keep one rule set per folder")
