@@ -99,6 +99,11 @@ def find_levels(ladder_dir: Path) -> list[tuple[str, Path, Path, str]]:
                 name, model, manifest = str(level["name"]), ladder_dir / network["model"], ladder_dir / network["manifest"]
             except (KeyError, TypeError):
                 raise WebBuildError(f"{index}: a level without name, model and manifest") from None
+            inside = ladder_dir.resolve()
+            for path in (model, manifest):  # only files of the ladder are published, never ../ or /etc/...
+                if not path.resolve().is_relative_to(inside):
+                    raise WebBuildError(f"{index}: level {name!r} names {str(path)[:80]}, outside the ladder's folder "
+                                        f"{ladder_dir}; a level's files are paths inside it")
             if not re.fullmatch(r"[a-z0-9][a-z0-9_-]*", name) or not model.is_file() or not manifest.is_file():
                 raise WebBuildError(f"{index}: level {name!r} needs a plain name and its {model.name} and {manifest.name}")
             out.append((f"level:{name}", model, manifest, str(level.get("description") or "")))

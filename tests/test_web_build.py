@@ -35,7 +35,7 @@ import numpy as np
 import pytest
 
 from export.golden_games import variants
-from export.web import CLIENT_DIR, ORT_FILES, POLICIES_DIR, WebBuildError, build_web, find_policies
+from export.web import CLIENT_DIR, ORT_FILES, POLICIES_DIR, WebBuildError, build_web, find_levels, find_policies
 from hearts_app.serve import view as views
 from hearts_app.serve.games import refusal
 from hearts_app.session.match import Match
@@ -569,3 +569,15 @@ def test_the_page_refuses_rules_outside_an_opponents_space_in_one_line(served_si
         assert page.evaluate("document.body.dataset.state") != "your-turn" and "game=" not in page.url
         browser.close()
     assert not errors, errors
+
+
+@pytest.mark.parametrize("where", ["/etc/hostname", "../secret.txt", "easy/../../secret.txt"])
+def test_the_build_publishes_no_file_from_outside_the_ladder(tmp_path, where):
+    ladder = tmp_path / "ladder"
+    (ladder / "easy").mkdir(parents=True)
+    (tmp_path / "secret.txt").write_text("secret")
+    (ladder / "easy" / "policy.json").write_text("{}")
+    (ladder / "levels.json").write_text(json.dumps({"format": "hearts-lab-levels", "levels": [
+        {"name": "easy", "model": where, "manifest": "easy/policy.json"}]}))
+    with pytest.raises(WebBuildError, match="outside the ladder's folder"):
+        find_levels(ladder)
