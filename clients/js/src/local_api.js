@@ -23,7 +23,7 @@ import {
   PRESETS, RulesError, act, cardPoints, cryptoRandomBelow, isPointCard, legalActions, newGame,
   nextHand, passDirection, passOffset, resolveRules, seatRecord,
 } from './engine.js';
-import { chooseCard, loadPolicy } from './hearts.js';
+import { checkManifest, chooseCard, loadPolicy } from './hearts.js';
 import { covers, refusal as outsideSpace, spaceOf } from './rule_space.js';
 
 export const API_PATH = 'api/v1/';
@@ -113,16 +113,32 @@ export function policyAgent(spec, manifest, load) {
 /**
  * The policies of a static build: `index` is models.json's list of {spec, model, manifest} (URLs
  * relative to `base`); each becomes a policyAgent whose model loads with onnxruntime `ort` when it
- * first plays. The `random` agent comes last.
+ * first plays. Only files of `base`'s own origin are fetched; an entry naming another origin, or
+ * whose manifest cannot be fetched or is not a policy manifest this client reads, is left out
+ * (`onSkip(spec, reason)`, by default a console warning) and the others stay playable. The `random`
+ * agent comes last.
  */
-export async function loadAgents(ort, base, index) {
+export async function loadAgents(ort, base, index, onSkip = (spec, reason) => console.warn(`opponent ${spec} left out: ${reason}`)) {
   const agents = [];
-  for (const entry of index.models ?? []) {
-    const manifestUrl = new URL(entry.manifest, base);
-    const response = await fetch(manifestUrl);
-    if (!response.ok) throw new Error(`cannot fetch ${manifestUrl}: HTTP ${response.status}`);
-    const manifest = await response.json();
-    agents.push(policyAgent(entry.spec, manifest, () => loadPolicy(ort, new URL(entry.model, base), manifest)));
+  const origin = new URL(base).origin;
+  const entries = Array.isArray(index?.models) ? index.models : [];
+  for (const entry of entries) {
+    const spec = typeof entry?.spec === 'string' ? entry.spec : JSON.stringify(entry?.spec ?? null);
+    try {
+      if (typeof entry?.spec !== 'string' || typeof entry.model !== 'string' || typeof entry.manifest !== 'string') {
+        throw new Error('an entry needs spec, model and manifest as text');
+      }
+      const manifestUrl = new URL(entry.manifest, base);
+      const modelUrl = new URL(entry.model, base);
+      if (manifestUrl.origin !== origin || modelUrl.origin !== origin) throw new Error(`its files are on another origin than ${origin}`);
+      const response = await fetch(manifestUrl);
+      if (!response.ok) throw new Error(`cannot fetch ${manifestUrl}: HTTP ${response.status}`);
+      const manifest = await response.json();
+      checkManifest(manifest);
+      agents.push(policyAgent(entry.spec, manifest, () => loadPolicy(ort, modelUrl, manifest)));
+    } catch (err) {
+      onSkip(spec, err.message ?? String(err));
+    }
   }
   agents.push(randomAgent());
   return agents;

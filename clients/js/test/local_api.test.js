@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import * as ort from 'onnxruntime-node';
 import { loadPolicy } from '../src/hearts.js';
 import { PRESETS } from '../src/engine.js';
-import { LocalApi, memoryStorage, policyAgent, randomAgent } from '../src/local_api.js';
+import { LocalApi, loadAgents, memoryStorage, policyAgent, randomAgent } from '../src/local_api.js';
 import { spaceOf } from '../src/rule_space.js';
 
 const fixtures = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures');
@@ -315,4 +315,31 @@ test('a spec may name one agent per rules (a ladder level of the classic and of 
   assert.ok(played.length && played.every((name) => name === 'two_player'));
   const refused = await call(api, 'POST', 'games', { preset: 'quick', opponents: ['level:easy', 'random', 'random'] });
   assert.equal(refused.body.detail, 'opponents: level:easy cannot play these rules: target_score 50 is not among the values it covers: 100');
+});
+
+test('loadAgents fetches only from its own origin and leaves out a malformed manifest, keeping the others', async () => {
+  const good = JSON.parse(readFileSync(path.join(fixtures, 'policy.json'), 'utf8'));
+  const files = { 'https://game.example/models/a/policy.json': good, 'https://game.example/models/b/policy.json': [1, 2] };
+  const fetched = [];
+  const realFetch = globalThis.fetch;
+  globalThis.fetch = async (url) => {
+    fetched.push(String(url));
+    const body = files[String(url)];
+    return { ok: body !== undefined, status: body === undefined ? 404 : 200, json: async () => body };
+  };
+  const skipped = [];
+  try {
+    const agents = await loadAgents(null, 'https://game.example/models/models.json', { models: [
+      { spec: 'a', model: 'a/policy.onnx', manifest: 'a/policy.json' },
+      { spec: 'b', model: 'b/policy.onnx', manifest: 'b/policy.json' },
+      { spec: 'evil', model: 'https://evil.example/m.onnx', manifest: 'https://evil.example/m.json' },
+      { spec: 'gone', model: 'c/policy.onnx', manifest: 'c/policy.json' },
+    ] }, (spec, reason) => skipped.push([spec, reason]));
+    assert.deepEqual(agents.map((a) => a.spec), ['a', 'random']);
+  } finally {
+    globalThis.fetch = realFetch;
+  }
+  assert.deepEqual(skipped.map(([spec]) => spec), ['b', 'evil', 'gone']);
+  assert.match(skipped[1][1], /another origin/);
+  assert.ok(fetched.every((url) => url.startsWith('https://game.example/')), fetched);
 });
