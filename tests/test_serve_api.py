@@ -618,3 +618,30 @@ def test_brackets_inside_strings_and_ordinary_nesting_are_not_refused(client):
 def test_a_body_over_64_kib_is_413_however_deeply_nested(client):
     r = client.post("/api/v1/act", content=b"[" * 100_000, headers={"content-type": "application/json"})
     assert r.status_code == 413
+
+
+def test_a_move_whose_save_fails_is_not_made_and_leaves_no_temporary_file(client, games_dir, monkeypatch):
+    """A full disk: the move is answered 500 and not applied; the record on disk is the one before it, no
+    .tmp file is left, and the same move tried again (with room on the disk) is played as the first try."""
+    view = new_game(client, preset="classic", opponents=["easy", "easy", "easy"], seed=11)
+    game_id = view["id"]
+    record = (games_dir / f"{game_id}.jsonl").read_bytes()
+    real_replace = records.os.replace
+
+    def full_disk(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(records.os, "replace", full_disk)
+    card = view["legal"][0]
+    failed = client.post(f"/api/v1/games/{game_id}/play", json={"card": card})
+    assert failed.status_code == 500
+    assert failed.json()["detail"] == ("cannot save the game: No space left on device; the card was not played, "
+                                       "try it again")
+    assert (games_dir / f"{game_id}.jsonl").read_bytes() == record
+    assert not list(games_dir.glob("*.tmp"))
+    assert view["phase"] == "pass" and view["pass"]["chosen"] == []
+    assert client.get(f"/api/v1/games/{game_id}").json()["pass"]["chosen"] == []  # the pick was not made
+    monkeypatch.setattr(records.os, "replace", real_replace)
+    again = client.post(f"/api/v1/games/{game_id}/play", json={"card": card})
+    assert again.status_code == 200, again.text
+    assert again.json()["pass"]["chosen"] == [card]

@@ -268,8 +268,8 @@ class GameStore:
             try:
                 events += self._agents_play(game)
             finally:
-                self._save(game)
-                game.events = views.public_events(events, m)
+                self._save_or_restore(game)
+                game.events = views.public_events(events, game.match)
             return game.view()
 
     def _agents_play(self, game: Game) -> list[Event]:
@@ -305,6 +305,16 @@ class GameStore:
             records.save(game.path, game.match, game.specs)
         except OSError as err:
             raise GameError(500, f"cannot save the game: {err.strerror or err}") from None
+
+    def _save_or_restore(self, game: Game) -> None:
+        """Save the game after a move; when the save fails, put the game back as it was last saved
+        (the move is not made, so trying it again is answered as the first try would have been)."""
+        try:
+            self._save(game)
+        except GameError as err:
+            saved = self._load(game.id)
+            game.match, game.agents = saved.match, saved.agents
+            raise GameError(500, f"{err.detail}; the card was not played, try it again") from None
 
 
 def refusal(match: Match, card: int, legal: Sequence[int]) -> str:

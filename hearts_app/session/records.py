@@ -140,8 +140,12 @@ def save(path: str | Path, match: Match, specs: Sequence[str]) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
     lines = [header(match, specs), match.game_record(specs, specs)]
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
-    os.replace(tmp, path)
+    try:
+        tmp.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:  # a full disk: the record stays as it was, and no partial file is left beside it
+        tmp.unlink(missing_ok=True)
+        raise
     return path
 
 
