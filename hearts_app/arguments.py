@@ -65,6 +65,21 @@ def positive_int(text: str) -> int:
     return value
 
 
+#: Local worker processes a command may start: each holds its own engine, agents and arrays, so
+#: thousands would exhaust the machine before any work is done.
+MAX_WORKERS = 64
+#: The widest layer a command trains: 8,192 units of 629 inputs are 5 M weights a layer already.
+MAX_WIDTH = 8192
+
+
+def worker_count(text: str) -> int:
+    """A number of local worker processes: 1 to :data:`MAX_WORKERS`."""
+    value = positive_int(text)
+    if value > MAX_WORKERS:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_WORKERS} worker processes, got {value}")
+    return value
+
+
 def positive_float(text: str) -> float:
     """A finite number above 0 (seconds, interval widths)."""
     value = _number(text, float)
@@ -86,7 +101,8 @@ def add_model_fit_arguments(parser: argparse.ArgumentParser, hands: int, hidden:
     hands and fit a model to them (``hearts belief``, ``hearts value``); :func:`check_model_fit_arguments`
     checks them."""
     parser.add_argument("--hands", type=int, default=hands, help="hands to play in all (default %(default)s)")
-    parser.add_argument("--workers", type=int, default=2, help="collecting processes (default %(default)s)")
+    parser.add_argument("--workers", type=worker_count, default=2,
+                        help=f"collecting processes, 1 to {MAX_WORKERS} (default %(default)s)")
     parser.add_argument("--hidden", type=int, nargs="+", default=hidden, metavar="WIDTH",
                         help=f"layer widths (default {' '.join(map(str, hidden))})")
     parser.add_argument("--epochs", type=int, default=epochs, help="passes over the examples (default %(default)s)")
@@ -102,6 +118,8 @@ def check_model_fit_arguments(args: argparse.Namespace) -> None:
             raise UsageError(f"--{name} must be 1 or more, got {getattr(args, name)}")
     if any(width < 1 for width in args.hidden):
         raise UsageError(f"--hidden widths must be 1 or more, got {args.hidden}")
+    if any(width > MAX_WIDTH for width in args.hidden) or len(args.hidden) > 16:
+        raise UsageError(f"--hidden takes at most 16 layers of at most {MAX_WIDTH:,} units, got {args.hidden!s:.80}")
 
 
 def run_model_fit(train: Callable[..., dict], out: Path, args: argparse.Namespace, **settings) -> int:

@@ -9,11 +9,11 @@ import math
 import sys
 import tempfile
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from eval.cluster import ClusterError, map_jobs
 from train.distill import collect_shard, fit, opponent_list
+from train.workers import worker_pool
 
 from . import arguments
 from .errors import UsageError, writable_file
@@ -32,7 +32,8 @@ def register(subparsers) -> None:
     collect.add_argument("student", help="policy checkpoint whose decisions are labelled (played greedily)")
     collect.add_argument("--out", required=True, metavar="DIR", help="folder for the shards")
     collect.add_argument("--hands", type=int, default=20000, help="hands per worker (default 20000)")
-    collect.add_argument("--workers", type=int, default=2, help="worker processes, each with its own seeds")
+    collect.add_argument("--workers", type=arguments.worker_count, default=2,
+                         help=f"worker processes, each with its own seeds, 1 to {arguments.MAX_WORKERS} (default 2)")
     collect.add_argument("--tables", type=int, default=128, help="hands played at once per worker (one shard each)")
     collect.add_argument("--teacher", choices=["search", "expert", "expert-value", "rollout"], default="search",
                          help="search: the search player's mean over sampled deals (card plays); expert: the expert "
@@ -127,7 +128,7 @@ def run_collect(args: argparse.Namespace) -> int:
     if args.backend == "ray":
         return _collect_on_ray(args, jobs)
     try:
-        with ProcessPoolExecutor(max_workers=args.workers) as pool:
+        with worker_pool(args.workers) as pool:
             counts = list(pool.map(_collect_one, jobs))
     except ValueError as err:  # a bad student file or an opponent spec that does not exist
         raise UsageError(str(err)) from None

@@ -208,6 +208,8 @@ def test_the_value_command_writes_a_file_the_search_player_finishes_its_deals_wi
     (["--players", " , "], "has an empty name"),
     (["--players", "hard,,easy"], "--players 'hard,,easy' has an empty name"),
     (["--hidden", "0"], "--hidden widths must be 1 or more"),
+    (["--hidden", "100000000"], "at most 8,192 units"),
+    (["--workers", "100000"], "must be at most 64 worker processes"),
 ])
 def test_the_value_command_refuses_bad_arguments(tmp_path, args, expected):
     from tests.commands import hearts
@@ -215,3 +217,37 @@ def test_the_value_command_refuses_bad_arguments(tmp_path, args, expected):
     result = hearts("value", str(tmp_path / "v.pt"), *args)
     assert result.returncode == 2 and expected in result.stderr, result.stderr
     assert not (tmp_path / "v.pt").exists()
+
+
+def test_killing_the_value_command_ends_its_workers(tmp_path):
+    """SIGKILL of ``hearts value`` while its workers collect: the workers end with it (train.workers)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.commands import ROOT
+
+    command = subprocess.Popen([sys.executable, "-m", "hearts_app.cli", "value", str(tmp_path / "v.pt"),
+                                "--hands", "2000000", "--workers", "2"], cwd=ROOT, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+
+    def children() -> list[int]:
+        found = subprocess.run(["pgrep", "-P", str(command.pid)], capture_output=True, text=True).stdout.split()
+        return [int(pid) for pid in found]
+
+    deadline = time.monotonic() + 120
+    while len(children()) < 2 and time.monotonic() < deadline:
+        time.sleep(0.5)
+    workers = children()
+    assert len(workers) >= 2, "the workers never started"
+    os.kill(command.pid, signal.SIGKILL)
+    command.wait()
+    deadline = time.monotonic() + 20
+    alive = workers
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.2)
+        alive = [pid for pid in workers if os.path.exists(f"/proc/{pid}") and
+                 open(f"/proc/{pid}/stat").read().split()[2] != "Z"]
+    assert not alive, f"workers {alive} outlived the command"

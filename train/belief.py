@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +29,8 @@ from agents import make
 from hearts_env import cards, deal, engine, loop
 from hearts_env.rules import Rules
 from hearts_env.state import PLAY
+
+from .workers import worker_pool
 
 OPPONENT, VIEWER = 0, 1  # agent indices at a collection table
 #: The defaults of :func:`train` (and so of ``hearts belief``): the shipped belief model's settings.
@@ -167,7 +168,7 @@ def train(out: Path, hands: int = HANDS, workers: int = 2, seed: int = 1, oppone
     began = time.perf_counter()
     shares = [hands // workers + (w < hands % workers) for w in range(workers)]
     jobs = [(share, 1000 * seed + w, opponent, viewer, rules) for w, share in enumerate(shares) if share]
-    with ProcessPoolExecutor(max_workers=len(jobs)) as pool:
+    with worker_pool(len(jobs)) as pool:
         parts = list(pool.map(_collect_job, jobs))
     observations = np.concatenate([p[0] for p in parts])
     holders = np.concatenate([p[1] for p in parts])

@@ -40,16 +40,11 @@ the opponents is the *panel score*. Training itself does not depend on the evalu
 
 from __future__ import annotations
 
-import ctypes
 import json
-import multiprocessing
-import os
 import shutil
-import signal
 import sys
 import time
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -73,6 +68,7 @@ from .config import (
     validation_problems,
 )
 from . import distill, value as value_training
+from .workers import worker_pool
 
 
 def _folder_name(value: str) -> str:
@@ -506,10 +502,7 @@ class Recipe:
         self.log(f"{stage.name} round {index + 1}: collecting {sum(c.hands for c in spec.collections):,} hands "
                  f"of {start} in {data}")
         if self.workers > 1 and len(jobs) > 1:
-            # fork: the workers are this process's children (_die_with_parent checks it), whatever the
-            # platform's default start method (forkserver on newer Pythons).
-            with ProcessPoolExecutor(max_workers=min(self.workers, len(jobs)), initializer=_die_with_parent,
-                                     initargs=(os.getpid(),), mp_context=multiprocessing.get_context("fork")) as pool:
+            with worker_pool(min(self.workers, len(jobs))) as pool:
                 list(pool.map(_collect, jobs))
         else:
             for job in jobs:
@@ -527,16 +520,6 @@ class Recipe:
         if self.evaluate is None or not self.config.evaluation.opponents:
             return {}
         return self.evaluate(policy, self.config.rules_value, self.config.evaluation)
-
-
-def _die_with_parent(parent: int) -> None:
-    """In a collection worker: end with the recipe's process. A worker outliving a ``kill -9`` of
-    it would go on writing shards into the folder the rerun collects into. (Linux; elsewhere the
-    workers finish their collection first.)"""
-    if sys.platform.startswith("linux"):
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
-    if os.getppid() != parent:  # the parent died before that call
-        os._exit(1)
 
 
 def _collect(job: tuple) -> int:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +27,8 @@ from agents import make
 from hearts_env import deal, engine, loop
 from hearts_env.rules import Rules
 from hearts_env.state import PLAY
+
+from .workers import worker_pool
 
 #: The default mixture: each seat of each table is one of these, drawn uniformly (a name twice is
 #: twice as likely).
@@ -192,7 +193,7 @@ def train(out: Path, hands: int = HANDS, workers: int = 2, seed: int = 1, player
     began = time.perf_counter()
     shares = [hands // workers + (w < hands % workers) for w in range(workers)]
     jobs = [(share, 1000 * seed + w, tuple(players), rules) for w, share in enumerate(shares) if share]
-    with ProcessPoolExecutor(max_workers=len(jobs)) as pool:
+    with worker_pool(len(jobs)) as pool:
         parts = list(pool.map(_collect_job, jobs))
     for w, part in enumerate(parts):  # hands numbered across workers
         part["hand"] = part["hand"] + sum(shares[:w])
