@@ -8,6 +8,7 @@ advice to load it unsafely (torch's "weights_only=False", numpy's "allow_pickle"
 
 from __future__ import annotations
 
+import io
 import json
 import pickle
 import subprocess
@@ -785,3 +786,38 @@ def test_deeply_nested_levels_json_or_manifest_is_refused_by_the_web_build(tmp_p
     (tmp_path / "levels.json").write_text("[" * 100_000 + "]" * 100_000)
     with pytest.raises(WebBuildError, match="cannot be read"):
         find_levels(tmp_path)
+
+
+# ---- distillation shards -----------------------------------------------------------------------
+
+
+def test_a_shard_whose_header_claims_more_than_it_holds_or_that_is_compressed_is_refused_before_allocating(tmp_path):
+    from train.distill import SHARD_ARRAYS, load_shards
+
+    arrays = {name: np.zeros((2, 3), dtype=np.float32) for name in SHARD_ARRAYS}
+    arrays["meta"] = np.array(json.dumps({"rules": CLASSIC.to_dict()}))
+    liar = tmp_path / "liar"
+    liar.mkdir()
+    # A stored (uncompressed) shard whose obs header claims 10**9 rows over the 2 it holds: the header keeps
+    # its length (fewer pad spaces), and the zip's sizes and checksums are right, as a forger would make them.
+    with zipfile.ZipFile(liar / "shard_0.npz", "w", zipfile.ZIP_STORED) as archive:
+        for name, array in arrays.items():
+            stream = io.BytesIO()
+            np.lib.format.write_array(stream, array)
+            data = stream.getvalue()
+            if name == "obs":
+                honest, claim = b"'shape': (2, 3), }", b"'shape': (1000000000, 3), }"
+                at, end = data.index(honest), data.index(b"\n")
+                data = (data[:at] + claim + b" " * (end - at - len(claim)) + data[end:])
+                assert len(data) == len(stream.getvalue())
+            archive.writestr(f"{name}.npy", data)
+    tracemalloc.start()
+    with pytest.raises(ValueError, match=r"is not a readable shard .*declares 12,000,000,000 bytes"):
+        load_shards(liar)
+    assert tracemalloc.get_traced_memory()[1] < 50 * 2**20
+    tracemalloc.stop()
+    bomb = tmp_path / "bomb"
+    bomb.mkdir()
+    np.savez_compressed(bomb / "shard_0.npz", **{**arrays, "obs": np.zeros((200_000, 629), dtype=np.float16)})
+    with pytest.raises(ValueError, match=r"obs.npy is compressed; shards store their arrays uncompressed"):
+        load_shards(bomb)

@@ -381,19 +381,40 @@ def load_shards(folder: Path, paths: list[Path] | None = None) -> dict[str, np.n
 
 
 def _array_headers(path: Path) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
-    """Each array's shape and dtype in an ``.npz`` file, read from its header alone."""
+    """Each array's shape and dtype in an ``.npz`` file, read from its header alone. Shards come from
+    strangers too, and the arrays are allocated from these headers: each member must be stored
+    uncompressed (as ``np.savez`` writes them; a compressed member could inflate a small file to
+    gigabytes) and hold exactly the bytes its header declares, so no header claims more than the
+    file holds."""
     shapes = {}
+
+    def refuse(why: str) -> ShardError:
+        return ShardError(f"{path} is not a readable shard of `hearts distill collect` ({why})")
+
     try:
         with zipfile.ZipFile(path) as archive:
-            for member in archive.namelist():
-                with archive.open(member) as stream:
+            for info in archive.infolist():
+                if info.compress_type != zipfile.ZIP_STORED:
+                    raise refuse(f"{info.filename} is compressed; shards store their arrays uncompressed")
+                with archive.open(info) as stream:
                     major, _ = np.lib.format.read_magic(stream)
                     read = np.lib.format.read_array_header_1_0 if major == 1 else np.lib.format.read_array_header_2_0
                     shape, _, dtype = read(stream)
-                shapes[member.removesuffix(".npy")] = (shape, dtype)
+                    offset = stream.tell()
+                declared = int(np.prod(shape, dtype=object)) * dtype.itemsize
+                if dtype.hasobject or offset + declared != info.file_size:
+                    raise refuse(f"{info.filename} declares {declared:,} bytes ({dtype}{list(shape)}) but holds "
+                                 f"{info.file_size - offset:,}")
+                shapes[info.filename.removesuffix(".npy")] = (shape, dtype)
+    except ShardError:
+        raise
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as err:  # truncated, not a zip, not .npy inside
-        raise ValueError(f"{path} is not a readable shard of `hearts distill collect` ({err})") from None
+        raise refuse(str(err)) from None
     return shapes
+
+
+class ShardError(ValueError):
+    """A file that is not a readable shard; the message names it and says why."""
 
 
 def describe(measured: dict[str, float]) -> str:
