@@ -147,9 +147,15 @@ def run_command(args: argparse.Namespace) -> int:
     except OSError as err:
         raise UsageError(f"--games-dir {args.games_dir}: {err.strerror or err}") from None
     host = f"[{args.host}]" if ":" in args.host else args.host
-    print(f"Hearts Lab is serving at http://{host}:{args.port}/ (Ctrl-C stops)", flush=True)
+    try:  # bound before "serving at" is printed: a client told the address finds it listening
+        listener = socket.create_server((args.host, args.port),
+                                        family=socket.AF_INET6 if ":" in args.host else socket.AF_INET)
+    except OSError as err:
+        raise UsageError(f"cannot listen on {host}:{args.port}: {err.strerror or err}") from None
+    port = listener.getsockname()[1]  # the port chosen for --port 0
+    print(f"Hearts Lab is serving at http://{host}:{port}/ (Ctrl-C stops)", flush=True)
     print(f"  agents: {', '.join(offered)} · games saved in {args.games_dir}/ · API docs at "
-          f"http://{host}:{args.port}/docs", flush=True)
+          f"http://{host}:{port}/docs", flush=True)
     print(f"  answers to the Host names {', '.join(hosts)} (--allowed-hosts)", flush=True)
     print(f"  /api/v1/act: {workers} worker{'s' if workers != 1 else ''} (--workers), at most {args.max_pending} "
           f"calls in flight (--max-pending), search players within {args.search_time_limit:g} s "
@@ -157,7 +163,7 @@ def run_command(args: argparse.Namespace) -> int:
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         print(f"  note: listening on {args.host}, so other machines can reach it; there is no login",
               file=sys.stderr, flush=True)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[listener])
     return 0
 
 

@@ -478,11 +478,26 @@ def test_hearts_serve_prints_its_url_and_runs_uvicorn(monkeypatch, tmp_path, cap
     from hearts_app import cli
 
     ran = {}
-    monkeypatch.setattr(uvicorn, "run", lambda app, host, port, **kw: ran.update(host=host, port=port))
-    code = cli.main(["serve", "--port", "8123", "--agents", "easy,hard", "--workers", "0",
+
+    def run(server, sockets):  # the socket was bound before the address was printed
+        ran.update(address=sockets[0].getsockname()[:2])
+        sockets[0].close()
+
+    monkeypatch.setattr(uvicorn.Server, "run", run)
+    code = cli.main(["serve", "--port", "0", "--agents", "easy,hard", "--workers", "0",
                      "--games-dir", str(tmp_path / "g")])
-    assert code == 0 and ran == {"host": "127.0.0.1", "port": 8123}
-    assert "Hearts Lab is serving at http://127.0.0.1:8123/ (Ctrl-C stops)" in capsys.readouterr().out
+    host, port = ran["address"]
+    assert code == 0 and host == "127.0.0.1" and port > 0
+    assert f"Hearts Lab is serving at http://127.0.0.1:{port}/ (Ctrl-C stops)" in capsys.readouterr().out
+    import socket
+
+    with socket.create_server(("127.0.0.1", 0)) as taken:  # a port in use: said in one line, nothing served
+        with pytest.raises(SystemExit) as exit:
+            cli.main(["serve", "--port", str(taken.getsockname()[1]), "--agents", "easy", "--workers", "0",
+                      "--games-dir", str(tmp_path / "g")])
+        captured = capsys.readouterr()
+        assert exit.value.code == 2 and "cannot listen on 127.0.0.1:" in captured.err
+        assert "serving at" not in captured.out
     with pytest.raises(SystemExit) as exit:
         cli.main(["serve", "--agents", "easy,nope", "--games-dir", str(tmp_path / "g")])
     assert exit.value.code == 2 and "nope" in capsys.readouterr().err
