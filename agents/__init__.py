@@ -55,18 +55,27 @@ def _shipped(filename: str):
 
 
 #: The difficulty ladder's levels (``hearts export --ladder``, ``docs/export.md``), easiest first:
-#: ``level:easy``, ``level:normal`` and ``level:hard`` are networks trained to play like those bots,
-#: ``level:strong`` the best network (``agents/policies/levels/<ladder>_<level>.pt``). Each ladder
+#: ``level:easy``, ``level:normal`` and ``level:hard`` are networks trained to play like those bots
+#: (``agents/policies/levels/<ladder>_<level>.pt``), ``level:strong`` the best network. Each ladder
 #: (classic, two_player) has its own networks, each covering its rule family (every option the game
-#: offers, ``hearts_env/rule_space.py``): the rules pick the ladder.
+#: offers, ``hearts_env/rule_space.py``): the rules pick the ladder. A level may have several
+#: networks, tried in order: ``strong`` is the ladder's shipped policy at the one preset it was
+#: trained for, where it is the stronger, and the family's network at every other rule set.
 LEVEL_NAMES = ("easy", "normal", "hard", "strong")
 LEVEL_DIR = POLICY_DIR / "levels"
-LADDER_NAMES = ("classic", "two_player")
+LADDER_POLICIES = {"classic": "ppo_classic.pt", "two_player": "ppo_two_player.pt"}  # each ladder's shipped policy
+
+
+def level_files(ladder: str, level: str) -> list[Path]:
+    """The weights of ``level`` in ``ladder`` (a key of :data:`LADDER_POLICIES`), in the order they
+    are tried: the first whose rule space covers the game's rules plays."""
+    family = LEVEL_DIR / f"{ladder}_{level}.pt"
+    return [POLICY_DIR / LADDER_POLICIES[ladder], family] if level == "strong" else [family]
 
 
 def level_file(ladder: str, level: str) -> Path:
-    """The weights of ``level`` in ``ladder`` (one of :data:`LADDER_NAMES`)."""
-    return LEVEL_DIR / f"{ladder}_{level}.pt"
+    """The network of ``level`` in ``ladder`` that covers the ladder's whole rule family."""
+    return level_files(ladder, level)[-1]
 
 
 def _level_agent(name: str, seed, rules):
@@ -74,23 +83,34 @@ def _level_agent(name: str, seed, rules):
 
     if name not in LEVEL_NAMES:
         raise AgentSpecError(f"level:NAME takes one of {', '.join(LEVEL_NAMES)}, got level:{name}")
-    refusals = {}
-    for ladder in LADDER_NAMES:  # the first ladder whose network's rule space covers these rules
-        path = level_file(ladder, name)
-        if not path.is_file():
-            continue
-        try:
-            agent = load_policy(path, rules=rules, seed=seed)
-        except CheckpointError as err:
-            refusals[ladder] = str(err).partition(" rules: ")[2] or str(err)
-            continue
-        agent.name = f"level:{name}"
-        return agent
-    # The refusal of the ladder of the same number of players says best which option is outside it.
-    players = None if rules is None else Rules.resolve(rules).num_players
-    same = [why for ladder, why in refusals.items() if RuleSpace.family(ladder).base.num_players == players]
-    detail = (same or list(refusals.values()) or [None])[0]
-    raise AgentSpecError(f"level:{name} has no network for these rules" + (f": {detail}" if detail else ""))
+    refusals = []
+    for ladder in LADDER_POLICIES:  # the first network, ladder by ladder, whose rule space covers these rules
+        for path in level_files(ladder, name):
+            if not path.is_file():
+                continue
+            try:
+                agent = load_policy(path, rules=rules, seed=seed)
+            except CheckpointError as err:
+                refusals.append(str(err).partition(" rules: ")[2] or str(err))
+                continue
+            agent.name = f"level:{name}"
+            return agent
+    # The widest network's refusal says best what is missing: the last of each ladder, the ladder
+    # of the same number of players first.
+    detail = f": {refusals[-1]}" if refusals else ""
+    if refusals and rules is not None:
+        players = Rules.resolve(rules).num_players
+        same = [r for r, ladder in zip(refusals, _refusing_ladders(name)) if _players(ladder) == players]
+        detail = f": {same[-1]}" if same else detail
+    raise AgentSpecError(f"level:{name} has no network for these rules{detail}")
+
+
+def _refusing_ladders(level: str) -> list[str]:
+    return [ladder for ladder in LADDER_POLICIES for path in level_files(ladder, level) if path.is_file()]
+
+
+def _players(ladder: str) -> int:
+    return RuleSpace.family(ladder).base.num_players
 
 
 register_prefix("ckpt:", _checkpoint_agent, file="checkpoint")

@@ -68,6 +68,9 @@ class Level:
     description: str
     imitates: str | None = None  # the bot spec an imitation level stands for
     config: str | None = None  # the training config (relative to the project)
+    #: Networks of one preset each, tried before ``checkpoint`` (the family's network) for their rules:
+    #: ``(weights, model card)``; exported into ``<level>/<preset>/``.
+    exact: tuple[tuple[Path, Path], ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -91,8 +94,9 @@ LADDERS: dict[str, Ladder] = {
                                         "queen of spades at the right moment, watches hearts"),
         _imitation("classic", "hard", "plays like the hard bot: remembers voids, spots a moon attempt and defends"),
         Level("strong", level_file("classic", "strong"), LEVEL_DIR / "classic_strong.md", "trained",
-              "the best network: ppo-classic's weights trained on by PPO at tables of every rule set of the "
-              "family, mostly against hard bots", config="configs/levels/classic_strong.yaml"),
+              "the best network: ppo-classic at the classic rules, and at every other rule set ppo-classic's "
+              "weights trained on by PPO across the rule family", config="configs/levels/classic_strong.yaml",
+              exact=((POLICY_DIR / "ppo_classic.pt", POLICY_DIR / "ppo_classic.md"),)),
     )),
     # The two-player game: the reference table is one hard (its easy and normal bots are close, about
     # 0.3 points per hand apart: a level may step past its bot there, but never out of order).
@@ -103,8 +107,9 @@ LADDERS: dict[str, Ladder] = {
         _imitation("two_player", "hard", "plays like the two-player hard bot: remembers voids, spots a moon attempt and "
                                          "defends"),
         Level("strong", level_file("two_player", "strong"), LEVEL_DIR / "two_player_strong.md", "trained",
-              "the best two-player network: ppo-two-player's weights trained on by PPO at tables of every rule set "
-              "of the family, against a league of itself and the bots", config="configs/levels/two_player_strong.yaml"),
+              "the best two-player network: ppo-two-player at the two_player rules, and at every other rule set its "
+              "weights trained on by PPO across the rule family", config="configs/levels/two_player_strong.yaml",
+              exact=((POLICY_DIR / "ppo_two_player.pt", POLICY_DIR / "ppo_two_player.md"),)),
     )),
 }
 
@@ -188,12 +193,15 @@ def export_ladder(name: str | Ladder, out_dir: str | Path, *, golden: int = 40, 
     written: dict[str, Path] = {}
     entries = []
     for level in spec.levels:
+        networks = []
+        for weights, card in level.exact:  # a preset's own network first, in the level's folder under the preset
+            preset = _rules_of(weights).name
+            log(f"exporting {level.name} for the {preset} rules from {_relative(weights)}")
+            networks.append(_export_network(weights, card, out, f"{level.name}/{preset}", golden))
         log(f"exporting {level.name} from {_relative(level.checkpoint)}")
-        export_policy(level.checkpoint, out / level.name, golden=golden)
-        if level.card.is_file():
-            shutil.copyfile(level.card, out / level.name / MODEL_CARD_FILE)
+        networks.append(_export_network(level.checkpoint, level.card, out, level.name, golden))
         entry = level_entry(level)
-        entry["rule_space"] = json.loads((out / level.name / MANIFEST_FILE).read_text())["rule_space"]
+        entry["networks"] = networks
         entries.append(entry)
         written[level.name] = out / level.name
     if measure_deals is not None:
@@ -225,19 +233,37 @@ def _write_levels(out: Path, spec: Ladder, entries: list[dict[str, Any]], figure
     return out / LEVELS_FILE
 
 
+def _rules_of(weights: Path) -> Rules:
+    from agents.checkpoint import load  # torch (the export extra)
+
+    return Rules.from_dict(load(weights)["meta"]["rules"])
+
+
 def _ladder_space(spec: Ladder) -> RuleSpace:
     """The rules the ladder's levels cover: its family when it has one, else its preset alone."""
     return FAMILIES.get(spec.name, RuleSpace.point(spec.rules))
 
 
+def _export_network(weights: Path, card: Path, out: Path, folder: str, golden: int) -> dict[str, Any]:
+    """Export one network of a level into ``out/folder``; its entry in the level's ``networks``."""
+    export_policy(weights, out / folder, golden=golden)
+    if card.is_file():
+        shutil.copyfile(card, out / folder / MODEL_CARD_FILE)
+    manifest = json.loads((out / folder / MANIFEST_FILE).read_text())
+    return {"model": f"{folder}/{MODEL_FILE}", "manifest": f"{folder}/{MANIFEST_FILE}",
+            "golden": f"{folder}/{GOLDEN_FILE}", "model_card": f"{folder}/{MODEL_CARD_FILE}",
+            "weights": _relative(weights), "rules": manifest["rules"]["name"], "rule_space": manifest["rule_space"]}
+
+
 def serving_model(out: Path, level: str, rules: Rules) -> Path:
-    """The exported model of ``level`` (in the ladder folder ``out``), checked to cover ``rules``;
-    ExportError naming the option outside its rule space otherwise."""
-    manifest = json.loads((out / level / MANIFEST_FILE).read_text())
-    refusal = space_of(manifest, Rules.from_dict(manifest["rules"])).refusal(rules)
-    if refusal is not None:
-        raise ExportError(f"the level {level} has no network for the '{rules.name}' rules: {refusal}")
-    return out / level / MODEL_FILE
+    """The exported model of ``level`` (in the ladder folder ``out``) that plays ``rules``: the first
+    of its ``networks`` whose rule space covers them, as the game apps pick it. ExportError when none does."""
+    entry = next(e for e in json.loads((out / LEVELS_FILE).read_text())["levels"] if e["name"] == level)
+    for network in entry.get("networks") or [entry]:
+        manifest = json.loads((out / network["manifest"]).read_text())
+        if space_of(manifest, Rules.from_dict(manifest["rules"])).covers(rules):
+            return out / network["model"]
+    raise ExportError(f"the level {level} has no network for the '{rules.name}' rules")
 
 
 def measure(spec: Ladder, out: Path, deals: int, *, seed: int = 0, workers: int = 2,

@@ -80,8 +80,10 @@ def find_policies(policies_dir: Path = POLICIES_DIR) -> list[tuple[str, Path]]:
 
 
 def find_levels(ladder_dir: Path) -> list[tuple[str, Path, Path, str]]:
-    """``(spec, model, manifest, description)`` of each level of a ladder export (its levels.json), easiest
-    first; the spec is ``level:<name>``, as the server names the levels (agents.level_file)."""
+    """``(spec, model, manifest, description)`` of each network of each level of a ladder export (its
+    levels.json), easiest first, a level's networks in the order they are tried (its ``networks``; a
+    preset's own network before the family's); the spec is ``level:<name>``, as the server names the
+    levels (agents.level_files)."""
     index = ladder_dir / "levels.json"
     try:
         levels = json.loads(index.read_text(encoding="utf-8"))
@@ -91,18 +93,20 @@ def find_levels(ladder_dir: Path) -> list[tuple[str, Path, Path, str]]:
         raise WebBuildError(f"{index} is not a ladder's levels.json (format hearts-lab-levels)")
     out = []
     for level in levels["levels"]:
-        try:
-            name, model, manifest = str(level["name"]), ladder_dir / level["model"], ladder_dir / level["manifest"]
-        except (KeyError, TypeError):
-            raise WebBuildError(f"{index}: a level without name, model and manifest") from None
-        inside = ladder_dir.resolve()
-        for path in (model, manifest):  # only files of the ladder are published, never ../ or /etc/...
-            if not path.resolve().is_relative_to(inside):
-                raise WebBuildError(f"{index}: level {name!r} names {str(path)[:80]}, outside the ladder's folder "
-                                    f"{ladder_dir}; a level's files are paths inside it")
-        if not re.fullmatch(r"[a-z0-9][a-z0-9_-]*", name) or not model.is_file() or not manifest.is_file():
-            raise WebBuildError(f"{index}: level {name!r} needs a plain name and its {model.name} and {manifest.name}")
-        out.append((f"level:{name}", model, manifest, str(level.get("description") or "")))
+        networks = level.get("networks") if isinstance(level, dict) else None
+        for network in networks if isinstance(networks, list) and networks else [level]:
+            try:
+                name, model, manifest = str(level["name"]), ladder_dir / network["model"], ladder_dir / network["manifest"]
+            except (KeyError, TypeError):
+                raise WebBuildError(f"{index}: a level without name, model and manifest") from None
+            inside = ladder_dir.resolve()
+            for path in (model, manifest):  # only files of the ladder are published, never ../ or /etc/...
+                if not path.resolve().is_relative_to(inside):
+                    raise WebBuildError(f"{index}: level {name!r} names {str(path)[:80]}, outside the ladder's folder "
+                                        f"{ladder_dir}; a level's files are paths inside it")
+            if not re.fullmatch(r"[a-z0-9][a-z0-9_-]*", name) or not model.is_file() or not manifest.is_file():
+                raise WebBuildError(f"{index}: level {name!r} needs a plain name and its {model.name} and {manifest.name}")
+            out.append((f"level:{name}", model, manifest, str(level.get("description") or "")))
     return out
 
 
@@ -182,7 +186,12 @@ def build_web(out: str | Path, page_dir: Path = PAGE_DIR, client_dir: Path = CLI
     entries = []
     for spec, model, manifest_file, description in offered:
         rules = _rules_name(manifest_file)
-        folder = re.sub(r"[^A-Za-z0-9_-]", "-", f"{spec}-{rules}" if spec.startswith("level:") else spec)
+        # A level's folder names its rules, and "family" for a network covering a family of rule sets
+        # (a level may have both: the strong level's preset network and its family's).
+        family = any(len(values) > 1 for values in
+                     (_read_manifest(manifest_file).get("rule_space") or {}).get("fields", {}).values())
+        name = f"{spec}-{rules}" + ("-family" if family else "") if spec.startswith("level:") else spec
+        folder = re.sub(r"[^A-Za-z0-9_-]", "-", name)
         (out / "models" / folder).mkdir(parents=True)
         shutil.copy2(model, out / "models" / folder / "policy.onnx")
         shutil.copy2(manifest_file, out / "models" / folder / "policy.json")

@@ -289,14 +289,17 @@ def test_agreement_at_another_table_asks_the_teacher_in_the_agents_situations():
 # ---------------------------------------------------------------------------------------------
 
 
-#: Rule sets of both families: each level plays every one with its ladder's network.
-LEVEL_TABLES = [("classic", {}), ("quick", {"moon": "off"}), ("long", {"jack_of_diamonds_bonus": True, "pass_cycle": ["none"]}),
-                ("two_player", {}), ("two_player", {"moon": "subtract_from_self", "target_score": 50})]
+#: Rule sets of both families, and the network of each level expected to play them: the shipped
+#: policy plays its own preset as the strong level; the family's network every other rule set.
+LEVEL_TABLES = [("classic", {}, "ppo_classic.pt"), ("quick", {"moon": "off"}, "classic_strong.pt"),
+                ("long", {"jack_of_diamonds_bonus": True, "pass_cycle": ["none"]}, "classic_strong.pt"),
+                ("two_player", {}, "ppo_two_player.pt"),
+                ("two_player", {"moon": "subtract_from_self", "target_score": 50}, "two_player_strong.pt")]
 
 
-@pytest.mark.parametrize("preset, changes", LEVEL_TABLES)
-def test_level_specs_play_their_ladders_networks_at_every_rule_set_of_the_family(preset, changes):
-    from agents import level_file
+@pytest.mark.parametrize("preset, changes, strong", LEVEL_TABLES)
+def test_level_specs_play_their_ladders_networks_at_every_rule_set_of_the_family(preset, changes, strong):
+    from agents import level_files
     from agents.checkpoint import load_policy
     from export.situations import sample_records
 
@@ -305,7 +308,9 @@ def test_level_specs_play_their_ladders_networks_at_every_rule_set_of_the_family
     obs, mask = seat_record.encode(sample_records(rules, 40, seed=2))
     for name in ("easy", "normal", "hard", "strong"):
         agent = make(f"level:{name}", rules=rules)
-        expected = load_policy(level_file(ladder, name), rules=rules).act(obs, mask)
+        files = level_files(ladder, name)  # the family's network last
+        path = next(f for f in files if f.name == strong) if name == "strong" else files[-1]
+        expected = load_policy(path, rules=rules).act(obs, mask)
         assert np.array_equal(agent.act(obs, mask), expected), name
         assert agent.name == f"level:{name}"
 

@@ -512,8 +512,8 @@ def test_static_build_plays_every_level_at_rules_other_than_the_presets_in_chrom
     site, written = ladder_site
     assert written["models"][:4] == ["level:easy", "level:normal", "level:hard", "level:strong"]
     models = json.loads((site / "models" / "models.json").read_text())["models"]
-    assert [m["model"] for m in models if m["spec"] == "level:strong"] == [
-        "level-strong-classic/policy.onnx", "level-strong-two_player/policy.onnx"]
+    strong = [m["model"] for m in models if m["spec"] == "level:strong"]
+    assert strong[0].startswith("level-strong-classic/") and any("family" in m for m in strong)
     errors: list[str] = []
     tables = [({"preset": "quick", "rule-moon": '"subtract_from_self"', "rule-jack_of_diamonds_bonus": "true"},
                ["level:easy", "level:hard", "level:strong"]),

@@ -43,17 +43,34 @@ export function levelNames(levels) {
  * A policy session for one level: `read(path)` returns (a promise of) the bytes of a file of the
  * ladder's folder, by the path levels.json gives (e.g. `(p) => fetch(base + p).then((r) => r.arrayBuffer())`
  * in a browser, `(p) => readFile(join(dir, p))` in Node). Play it with chooseCard(session, record).
- * With `rules` (a complete rules object), the level must cover them (its manifest's rule_space,
- * rule_space.js), else a LevelsError names the option outside it; without, the ladder's own rules.
+ * With `rules` (a complete rules object), the level's network for those rules: the first of its
+ * `networks` whose rule space covers them (rule_space.js); a LevelsError naming the option outside
+ * them when none does. Without, the level's own network, which covers the ladder's rules.
  */
 export async function loadLevel(ort, levels, name, read, sessionOptions = {}, rules = null) {
   const level = checkLevels(levels).levels.find((entry) => entry.name === name);
   if (!level) throw new LevelsError(`no level ${JSON.stringify(name)}; levels: ${levelNames(levels).join(', ')}`);
-  const manifest = JSON.parse(new TextDecoder().decode(await read(level.manifest)));
-  const outside = refusal(spaceOf(manifest), rules ?? levels.rules ?? manifest.rules);
-  if (outside !== null && rules) throw new LevelsError(`the level ${name} has no network for these rules: ${outside}`);
-  if (outside !== null) throw new ManifestError(`the level ${name}'s policy is for other rules than its ladder`);
-  const model = await read(level.model);
+  const readManifest = async (network) => JSON.parse(new TextDecoder().decode(await read(network.manifest)));
+  let network = level;
+  let manifest = await readManifest(level);
+  if (rules) {
+    const networks = Array.isArray(level.networks) && level.networks.length ? level.networks : [level];
+    let why = null;
+    network = null;
+    for (const candidate of networks) {
+      const theirs = candidate === level ? manifest : await readManifest(candidate);
+      why = refusal(spaceOf(theirs), rules);
+      if (why === null) {
+        network = candidate;
+        manifest = theirs;
+        break;
+      }
+    }
+    if (!network) throw new LevelsError(`the level ${name} has no network for these rules: ${why}`);
+  } else if (levels.rules && refusal(spaceOf(manifest), levels.rules) !== null) {
+    throw new ManifestError(`the level ${name}'s policy is for other rules than its ladder`);
+  }
+  const model = await read(network.model);
   const session = await loadPolicy(ort, model instanceof ArrayBuffer ? new Uint8Array(model) : model, manifest, sessionOptions);
   return { ...session, level };
 }
