@@ -59,18 +59,22 @@ def _shipped(filename: str):
 #: (``agents/policies/levels/<ladder>_<level>.pt``), ``level:strong`` the best network. Each ladder
 #: (classic, two_player) has its own networks, each covering its rule family (every option the game
 #: offers, ``hearts_env/rule_space.py``): the rules pick the ladder. A level may have several
-#: networks, tried in order: ``strong`` is the ladder's shipped policy at the one preset it was
-#: trained for, where it is the stronger, and the family's network at every other rule set.
+#: networks, tried in order: the classic ``strong`` plays ``ppo-classic`` at the classic rules, where
+#: the family's network is more than 0.1 points per hand weaker (docs/export.md "Levels"), and the
+#: family's network at every other rule set.
 LEVEL_NAMES = ("easy", "normal", "hard", "strong")
 LEVEL_DIR = POLICY_DIR / "levels"
-LADDER_POLICIES = {"classic": "ppo_classic.pt", "two_player": "ppo_two_player.pt"}  # each ladder's shipped policy
+#: Each ladder's shipped policy that its strong level plays at the one preset it was trained for
+#: (None: the family's network plays there too).
+LADDER_POLICIES = {"classic": "ppo_classic.pt", "two_player": None}
 
 
 def level_files(ladder: str, level: str) -> list[Path]:
     """The weights of ``level`` in ``ladder`` (a key of :data:`LADDER_POLICIES`), in the order they
     are tried: the first whose rule space covers the game's rules plays."""
     family = LEVEL_DIR / f"{ladder}_{level}.pt"
-    return [POLICY_DIR / LADDER_POLICIES[ladder], family] if level == "strong" else [family]
+    shipped = LADDER_POLICIES[ladder]
+    return [POLICY_DIR / shipped, family] if level == "strong" and shipped else [family]
 
 
 def level_file(ladder: str, level: str) -> Path:

@@ -293,7 +293,7 @@ def test_agreement_at_another_table_asks_the_teacher_in_the_agents_situations():
 #: policy plays its own preset as the strong level; the family's network every other rule set.
 LEVEL_TABLES = [("classic", {}, "ppo_classic.pt"), ("quick", {"moon": "off"}, "classic_strong.pt"),
                 ("long", {"jack_of_diamonds_bonus": True, "pass_cycle": ["none"]}, "classic_strong.pt"),
-                ("two_player", {}, "ppo_two_player.pt"),
+                ("two_player", {}, "two_player_strong.pt"),
                 ("two_player", {"moon": "subtract_from_self", "target_score": 50}, "two_player_strong.pt")]
 
 
