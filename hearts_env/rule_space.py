@@ -118,7 +118,18 @@ class RuleSpace:
 
     @classmethod
     def from_dict(cls, data: Any) -> "RuleSpace":
-        """A space from ``to_dict()``'s form (a checkpoint's or a manifest's); RulesError when malformed."""
+        """A space from ``to_dict()``'s form (a checkpoint's or a manifest's), or ``{"family": NAME,
+        "fields": {option: [values]}}``: a family with some options narrowed (its held-out combinations
+        that the narrowed space still covers kept). RulesError when malformed."""
+        if isinstance(data, Mapping) and "family" in data:
+            family = cls.family(data["family"])
+            narrowed = data.get("fields", {})
+            if not isinstance(narrowed, Mapping) or set(data) - {"family", "fields"}:
+                raise RulesError("rule space: a narrowed family is {\"family\": NAME, \"fields\": {option: [values]}}")
+            space = cls({**family.fields, **narrowed})
+            kept = [combo for combo in family.held_out
+                    if all(value_text(v) in map(value_text, space.fields[k]) for k, v in combo.items())]
+            return cls(space.fields, kept)
         if not isinstance(data, Mapping) or not isinstance(data.get("fields"), Mapping):
             raise RulesError("rule space: expected {\"fields\": {option: [values]}, \"held_out\": [...]}")
         held_out = data.get("held_out", [])

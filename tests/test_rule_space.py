@@ -221,3 +221,15 @@ def test_a_run_across_a_space_saves_its_space_in_the_checkpoint(tmp_path):
     load_policy(tmp_path / "smoke" / "policy.pt", rules=Rules.preset("long").replace(moon="shooters_choice"))
     with pytest.raises(CheckpointError, match="target_score 77"):
         load_policy(tmp_path / "smoke" / "policy.pt", rules=CLASSIC.replace(target_score=77))
+
+
+def test_a_family_narrowed_in_some_options_keeps_the_held_out_combinations_it_still_covers():
+    narrowed = RuleSpace.from_dict({"family": "classic", "fields": {"moon": ["off"]}})
+    assert narrowed.fields["moon"] == ("off",) and narrowed.fields["target_score"] == (100, 50, 150)
+    assert narrowed.held_out == ({"queen_waits_for_hearts": True, "moon": "off"},)
+    assert narrowed.refusal(CLASSIC) == 'moon "add_to_others" is not among the values it covers: "off"'
+    assert narrowed.covers(Rules.preset("quick").replace(moon="off", jack_of_diamonds_bonus=True))
+    with pytest.raises(RulesError, match="a narrowed family is"):
+        RuleSpace.from_dict({"family": "classic", "fields": {"moon": ["off"]}, "held_out": []})
+    with pytest.raises(RulesError, match="unknown rule family"):
+        RuleSpace.from_dict({"family": "hearts"})
