@@ -59,22 +59,22 @@ def _shipped(filename: str):
 #: (``agents/policies/levels/<ladder>_<level>.pt``), ``level:strong`` the best network. Each ladder
 #: (classic, two_player) has its own networks, each covering its rule family (every option the game
 #: offers, ``hearts_env/rule_space.py``): the rules pick the ladder. A level may have several
-#: networks, tried in order: the classic ``strong`` plays ``ppo-classic`` at the classic rules, where
-#: the family's network is more than 0.1 points per hand weaker (docs/export.md "Levels"), and the
-#: family's network at every other rule set.
+#: networks, tried in order (:data:`STRONG_FIRST`); the last covers the whole family.
 LEVEL_NAMES = ("easy", "normal", "hard", "strong")
 LEVEL_DIR = POLICY_DIR / "levels"
-#: Each ladder's shipped policy that its strong level plays at the one preset it was trained for
-#: (None: the family's network plays there too).
-LADDER_POLICIES = {"classic": "ppo_classic.pt", "two_player": None}
+LADDER_NAMES = ("classic", "two_player")
+#: The networks the strong level tries before its family's, by measurement (docs/export.md "Levels"):
+#: at the classic rules ``ppo-classic``, which the family's network does not match there, and with
+#: the moon off a network trained on from the family's at those rule sets alone.
+STRONG_FIRST = {"classic": (POLICY_DIR / "ppo_classic.pt", LEVEL_DIR / "classic_strong_moon_off.pt"),
+                "two_player": ()}
 
 
 def level_files(ladder: str, level: str) -> list[Path]:
-    """The weights of ``level`` in ``ladder`` (a key of :data:`LADDER_POLICIES`), in the order they
-    are tried: the first whose rule space covers the game's rules plays."""
+    """The weights of ``level`` in ``ladder`` (one of :data:`LADDER_NAMES`), in the order they are
+    tried: the first whose rule space covers the game's rules plays."""
     family = LEVEL_DIR / f"{ladder}_{level}.pt"
-    shipped = LADDER_POLICIES[ladder]
-    return [POLICY_DIR / shipped, family] if level == "strong" and shipped else [family]
+    return [*STRONG_FIRST[ladder], family] if level == "strong" else [family]
 
 
 def level_file(ladder: str, level: str) -> Path:
@@ -88,7 +88,7 @@ def _level_agent(name: str, seed, rules):
     if name not in LEVEL_NAMES:
         raise AgentSpecError(f"level:NAME takes one of {', '.join(LEVEL_NAMES)}, got level:{name}")
     refusals = []
-    for ladder in LADDER_POLICIES:  # the first network, ladder by ladder, whose rule space covers these rules
+    for ladder in LADDER_NAMES:  # the first network, ladder by ladder, whose rule space covers these rules
         for path in level_files(ladder, name):
             if not path.is_file():
                 continue
@@ -110,7 +110,7 @@ def _level_agent(name: str, seed, rules):
 
 
 def _refusing_ladders(level: str) -> list[str]:
-    return [ladder for ladder in LADDER_POLICIES for path in level_files(ladder, level) if path.is_file()]
+    return [ladder for ladder in LADDER_NAMES for path in level_files(ladder, level) if path.is_file()]
 
 
 def _players(ladder: str) -> int:

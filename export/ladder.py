@@ -37,7 +37,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from agents import LEVEL_DIR, POLICY_DIR, level_file
+from agents import LEVEL_DIR, STRONG_FIRST, level_file
 from eval import stats
 from eval.arena import head_to_head
 from hearts_env.rule_space import FAMILIES, RuleSpace, space_of
@@ -68,8 +68,8 @@ class Level:
     description: str
     imitates: str | None = None  # the bot spec an imitation level stands for
     config: str | None = None  # the training config (relative to the project)
-    #: Networks of one preset each, tried before ``checkpoint`` (the family's network) for their rules:
-    #: ``(weights, model card)``; exported into ``<level>/<preset>/``.
+    #: Networks tried before ``checkpoint`` (the family's network), each for the rules it covers:
+    #: ``(weights, model card)``; exported into ``<level>/<weights' name>/``.
     exact: tuple[tuple[Path, Path], ...] = ()
 
 
@@ -94,9 +94,10 @@ LADDERS: dict[str, Ladder] = {
                                         "queen of spades at the right moment, watches hearts"),
         _imitation("classic", "hard", "plays like the hard bot: remembers voids, spots a moon attempt and defends"),
         Level("strong", level_file("classic", "strong"), LEVEL_DIR / "classic_strong.md", "trained",
-              "the best network: ppo-classic at the classic rules, and at every other rule set ppo-classic's "
-              "weights trained on by PPO across the rule family", config="configs/levels/classic_strong.yaml",
-              exact=((POLICY_DIR / "ppo_classic.pt", POLICY_DIR / "ppo_classic.md"),)),
+              "the best networks: ppo-classic at the classic rules, with the moon off a network trained on at "
+              "those rule sets, and at every other rule set ppo-classic's weights trained on by PPO across the "
+              "rule family", config="configs/levels/classic_strong.yaml",
+              exact=tuple((path, path.with_suffix(".md")) for path in STRONG_FIRST["classic"])),
     )),
     # The two-player game: the reference table is one hard (its easy and normal bots are close, about
     # 0.3 points per hand apart: a level may step past its bot there, but never out of order).
@@ -193,10 +194,9 @@ def export_ladder(name: str | Ladder, out_dir: str | Path, *, golden: int = 40, 
     entries = []
     for level in spec.levels:
         networks = []
-        for weights, card in level.exact:  # a preset's own network first, in the level's folder under the preset
-            preset = _rules_of(weights).name
-            log(f"exporting {level.name} for the {preset} rules from {_relative(weights)}")
-            networks.append(_export_network(weights, card, out, f"{level.name}/{preset}", golden))
+        for weights, card in level.exact:  # the networks tried first, each in a folder of the level's
+            log(f"exporting {level.name}'s network {weights.stem} from {_relative(weights)}")
+            networks.append(_export_network(weights, card, out, f"{level.name}/{weights.stem}", golden))
         log(f"exporting {level.name} from {_relative(level.checkpoint)}")
         networks.append(_export_network(level.checkpoint, level.card, out, level.name, golden))
         entry = level_entry(level)
@@ -230,12 +230,6 @@ def _write_levels(out: Path, spec: Ladder, entries: list[dict[str, Any]], figure
     }
     (out / LEVELS_FILE).write_text(json.dumps(levels, indent=2) + "\n")
     return out / LEVELS_FILE
-
-
-def _rules_of(weights: Path) -> Rules:
-    from agents.checkpoint import load  # torch (the export extra)
-
-    return Rules.from_dict(load(weights)["meta"]["rules"])
 
 
 def _ladder_space(spec: Ladder) -> RuleSpace:

@@ -13,7 +13,7 @@ import socket
 import sys
 from pathlib import Path
 
-from agents import LADDER_POLICIES, LEVEL_NAMES, AgentSpecError, builtin, level_file
+from agents import LADDER_NAMES, LEVEL_NAMES, AgentSpecError, builtin, level_file
 
 from .errors import UsageError
 from .serve.batching import DEFAULT_MAX_PENDING, DEFAULT_SEARCH_TIME_LIMIT
@@ -32,7 +32,7 @@ def default_agents() -> list[str]:
     that runs the exported levels offer the same opponents."""
     named = builtin()
     levels = [f"level:{name}" for name in LEVEL_NAMES
-              if any(level_file(ladder, name).is_file() for ladder in LADDER_POLICIES)]
+              if any(level_file(ladder, name).is_file() for ladder in LADDER_NAMES)]
     return [s for s in DEFAULT_FIRST if s in named] + [s for s in named if s not in DEFAULT_FIRST] + levels
 
 
