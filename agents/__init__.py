@@ -67,7 +67,7 @@ LADDER_NAMES = ("classic", "two_player")
 #: at the classic rules ``ppo-classic``, which the family's network does not match there, and with
 #: the moon off a network trained on from the family's at those rule sets alone.
 STRONG_FIRST = {"classic": (POLICY_DIR / "ppo_classic.pt", LEVEL_DIR / "classic_strong_moon_off.pt"),
-                "two_player": ()}
+                "two_player": (LEVEL_DIR / "two_player_strong_moon_off.pt",)}
 
 
 def level_files(ladder: str, level: str) -> list[Path]:

@@ -108,8 +108,10 @@ LADDERS: dict[str, Ladder] = {
         _imitation("two_player", "hard", "plays like the two-player hard bot: remembers voids, spots a moon attempt and "
                                          "defends"),
         Level("strong", level_file("two_player", "strong"), LEVEL_DIR / "two_player_strong.md", "trained",
-              "the best two-player network: ppo-two-player's weights trained on by PPO at tables of every rule set "
-              "of the family", config="configs/levels/two_player_strong.yaml"),
+              "the best two-player networks: with the moon off a network trained on at those rule sets, and at "
+              "every other rule set ppo-two-player's weights trained on by PPO across the family",
+              config="configs/levels/two_player_strong.yaml",
+              exact=tuple((path, path.with_suffix(".md")) for path in STRONG_FIRST["two_player"])),
     )),
 }
 

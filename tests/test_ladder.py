@@ -295,7 +295,8 @@ LEVEL_TABLES = [("classic", {}, "ppo_classic.pt"), ("quick", {"moon": "off"}, "c
                 ("classic", {"moon": "subtract_from_self"}, "classic_strong.pt"),
                 ("long", {"jack_of_diamonds_bonus": True, "pass_cycle": ["none"]}, "classic_strong.pt"),
                 ("two_player", {}, "two_player_strong.pt"),
-                ("two_player", {"moon": "subtract_from_self", "target_score": 50}, "two_player_strong.pt")]
+                ("two_player", {"moon": "subtract_from_self", "target_score": 50}, "two_player_strong.pt"),
+                ("two_player", {"moon": "off"}, "two_player_strong_moon_off.pt")]
 
 
 @pytest.mark.parametrize("preset, changes, strong", LEVEL_TABLES)
