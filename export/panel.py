@@ -23,7 +23,6 @@ from typing import Any, Callable
 
 from agents import make
 from eval.arena import head_to_head
-from train.imitation import agent_agreement
 from hearts_env.rule_space import FAMILIES
 from hearts_env.rules import Rules
 
@@ -87,6 +86,8 @@ def measure_panel(spec: Ladder, out: Path, deals: int, games: int, *, seed: int 
     """The ladder exported in ``out`` at every rule set of its panel (``rule_sets``, default
     ``PANELS[spec.name]``): ``deals`` deals a hand rule set, ``games`` games a whole-game one. Returns
     the figures (see the module docstring)."""
+    from train.imitation import agent_agreement  # torch (the export extra), as exporting itself needs
+
     rows = []
     bots = [level.imitates for level in spec.levels if level.imitates]
     for entry in PANELS[spec.name] if rule_sets is None else rule_sets:
