@@ -147,11 +147,7 @@ def run_command(args: argparse.Namespace) -> int:
     except OSError as err:
         raise UsageError(f"--games-dir {args.games_dir}: {err.strerror or err}") from None
     host = f"[{args.host}]" if ":" in args.host else args.host
-    try:  # bound before "serving at" is printed: a client told the address finds it listening
-        listener = socket.create_server((args.host, args.port),
-                                        family=socket.AF_INET6 if ":" in args.host else socket.AF_INET)
-    except OSError as err:
-        raise UsageError(f"cannot listen on {host}:{args.port}: {err.strerror or err}") from None
+    listener = listen(args.host, args.port)  # before "serving at" is printed: a client told it finds it listening
     port = listener.getsockname()[1]  # the port chosen for --port 0
     print(f"Hearts Lab is serving at http://{host}:{port}/ (Ctrl-C stops)", flush=True)
     print(f"  agents: {', '.join(offered)} · games saved in {args.games_dir}/ · API docs at "
@@ -163,8 +159,24 @@ def run_command(args: argparse.Namespace) -> int:
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         print(f"  note: listening on {args.host}, so other machines can reach it; there is no login",
               file=sys.stderr, flush=True)
-    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[listener])
+    run_app(app, listener)
     return 0
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port`` and listening; a UsageError in one line when it cannot be."""
+    try:
+        return socket.create_server((host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET)
+    except OSError as err:
+        shown = f"[{host}]" if ":" in host else host
+        raise UsageError(f"cannot listen on {shown}:{port}: {err.strerror or err}") from None
+
+
+def run_app(app, listener: socket.socket) -> None:
+    """Serve ``app`` on the bound ``listener`` with uvicorn until stopped."""
+    import uvicorn  # the serve extra (checked when the command starts)
+
+    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[listener])
 
 
 def run_ray(args: argparse.Namespace, offered: list[str], hosts: list[str]) -> int:

@@ -473,17 +473,15 @@ def test_a_policy_reports_probabilities_and_refuses_other_rules(tmp_path, sample
 
 
 def test_hearts_serve_prints_its_url_and_runs_uvicorn(monkeypatch, tmp_path, capsys):
-    import uvicorn
-
-    from hearts_app import cli
+    from hearts_app import cli, serve_cli
 
     ran = {}
 
-    def run(server, sockets):  # the socket was bound before the address was printed
-        ran.update(address=sockets[0].getsockname()[:2])
-        sockets[0].close()
+    def run(app, listener):  # the socket was bound before the address was printed
+        ran.update(address=listener.getsockname()[:2])
+        listener.close()
 
-    monkeypatch.setattr(uvicorn.Server, "run", run)
+    monkeypatch.setattr(serve_cli, "run_app", run)
     code = cli.main(["serve", "--port", "0", "--agents", "easy,hard", "--workers", "0",
                      "--games-dir", str(tmp_path / "g")])
     host, port = ran["address"]
@@ -501,6 +499,16 @@ def test_hearts_serve_prints_its_url_and_runs_uvicorn(monkeypatch, tmp_path, cap
     with pytest.raises(SystemExit) as exit:
         cli.main(["serve", "--agents", "easy,nope", "--games-dir", str(tmp_path / "g")])
     assert exit.value.code == 2 and "nope" in capsys.readouterr().err
+
+
+class FakeListener:
+    """Stands for the bound socket of ``hearts serve`` where the test's address is not this machine's."""
+
+    def __init__(self, port: int):
+        self.port = port
+
+    def getsockname(self):
+        return ("0.0.0.0", self.port)
 
 
 def test_hearts_serve_without_the_extra_says_what_to_install(monkeypatch, capsys, tmp_path):
@@ -546,12 +554,11 @@ def test_a_host_header_the_server_does_not_answer_to_is_400_before_the_app_sees_
 ])
 def test_hearts_serve_answers_to_the_names_of_the_address_it_listens_on(monkeypatch, tmp_path, capsys, host,
                                                                         allowed, refused):
-    import uvicorn
-
-    from hearts_app import cli
+    from hearts_app import cli, serve_cli
 
     ran = {}
-    monkeypatch.setattr(uvicorn, "run", lambda app, host, port, **kw: ran.update(app=app))
+    monkeypatch.setattr(serve_cli, "listen", lambda host, port: FakeListener(port))  # any address, bound or not
+    monkeypatch.setattr(serve_cli, "run_app", lambda app, listener: ran.update(app=app))
     assert cli.main(["serve", "--host", host, "--port", "8123", "--agents", "easy", "--workers", "0",
                      "--games-dir", str(tmp_path / "g")]) == 0
     assert "answers to the Host names" in capsys.readouterr().out
@@ -565,16 +572,15 @@ def test_hearts_serve_answers_to_the_names_of_the_address_it_listens_on(monkeypa
 def test_hearts_serve_allowed_hosts_replaces_the_default(monkeypatch, tmp_path, capsys):
     import socket
 
-    import uvicorn
-
-    from hearts_app import cli
+    from hearts_app import cli, serve_cli
     from hearts_app.serve_cli import default_allowed_hosts
 
     assert default_allowed_hosts("127.0.0.1") == ["127.0.0.1", "localhost"]
     assert default_allowed_hosts("0.0.0.0")[:1] == ["localhost"] and "0.0.0.0" in default_allowed_hosts("0.0.0.0")
     assert socket.gethostname().lower() in default_allowed_hosts("0.0.0.0") + ["localhost"]
     ran = {}
-    monkeypatch.setattr(uvicorn, "run", lambda app, host, port, **kw: ran.update(app=app))
+    monkeypatch.setattr(serve_cli, "listen", lambda host, port: FakeListener(port))
+    monkeypatch.setattr(serve_cli, "run_app", lambda app, listener: ran.update(app=app))
     assert cli.main(["serve", "--allowed-hosts", "hearts.example.org, *.lan", "--agents", "easy", "--workers", "0",
                      "--games-dir", str(tmp_path / "g")]) == 0
     assert "answers to the Host names hearts.example.org, *.lan" in capsys.readouterr().out
