@@ -192,6 +192,11 @@ def build_web(out: str | Path, page_dir: Path = PAGE_DIR, client_dir: Path = CLI
                      (_read_manifest(manifest_file).get("rule_space") or {}).get("fields", {}).values())
         name = f"{spec}-{rules}" + ("-family" if family else "") if spec.startswith("level:") else spec
         folder = re.sub(r"[^A-Za-z0-9_-]", "-", name)
+        taken = {entry["model"].split("/")[0] for entry in entries}
+        base, copy = folder, 1
+        while folder in taken:  # e.g. both ladders' moon-off networks: rules "custom", a family each
+            copy += 1
+            folder = f"{base}-{copy}"
         (out / "models" / folder).mkdir(parents=True)
         shutil.copy2(model, out / "models" / folder / "policy.onnx")
         shutil.copy2(manifest_file, out / "models" / folder / "policy.json")

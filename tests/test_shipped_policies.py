@@ -33,7 +33,8 @@ def test_shipped_policy_plays_legal_cards_for_its_rules(spec):
     with pytest.raises(ValueError, match="trained for"):
         make(spec, rules=he.Rules.preset(other))
     # The same by file, the rules named by their preset: refused, naming both.
-    with pytest.raises(ValueError, match=f"trained for rules '{preset}'.*the game here uses rules '{other}'"):
+    with pytest.raises(ValueError, match=f"trained for the '{preset}' rules and cannot play the '{other}' rules: "
+                                         "num_players"):
         make(f"ckpt:{POLICIES / filename}", rules=other)
     with pytest.raises(ValueError, match="unknown rules preset 'speedy'"):
         make(f"ckpt:{POLICIES / filename}", rules="speedy")

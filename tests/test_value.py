@@ -122,7 +122,7 @@ def test_value_files_load_safely_and_only_as_value_models(tmp_path):
     state = after_first_trick()
     np.testing.assert_allclose(load_value(path, rules=CLASSIC).hand_points(state), Value(net).hand_points(state),
                                rtol=1e-6)
-    with pytest.raises(CheckpointError, match="trained for rules"):
+    with pytest.raises(CheckpointError, match="trained for the 'classic' rules and cannot play the 'two_player' rules: num_players 2"):
         load_value(path, rules=he.Rules.preset("two_player"))
     belief = save_belief(tmp_path / "belief.pt", BeliefNet((8,)), {"rules": CLASSIC.to_dict()})
     with pytest.raises(CheckpointError, match="is a 'belief' model, not a value model"):

@@ -327,7 +327,11 @@ export class LocalApi {
     // One spec may name several agents, each for other rules (a ladder's level:easy of every game),
     // tried in order: the first whose space covers the game's rules plays.
     this.agents = new Map();
-    for (const agent of agents) this.agents.set(agent.spec, [...(this.agents.get(agent.spec) ?? []), agent]);
+    for (const agent of agents) {
+      // An agent that names only the rules it was made for covers exactly those (null: any rules).
+      if (agent.space === undefined) agent.space = agent.rules ? spaceOf({ rules: agent.rules }) : null;
+      this.agents.set(agent.spec, [...(this.agents.get(agent.spec) ?? []), agent]);
+    }
     this.storage = storage;
     this.randomBelow = randomBelow;
     this.dealer = dealer;
