@@ -87,7 +87,7 @@ def _level_agent(name: str, seed, rules):
 
     if name not in LEVEL_NAMES:
         raise AgentSpecError(f"level:NAME takes one of {', '.join(LEVEL_NAMES)}, got level:{name}")
-    refusals = []
+    refusals: list[tuple[str, str]] = []  # (ladder, why), network by network
     for ladder in LADDER_NAMES:  # the first network, ladder by ladder, whose rule space covers these rules
         for path in level_files(ladder, name):
             if not path.is_file():
@@ -95,26 +95,16 @@ def _level_agent(name: str, seed, rules):
             try:
                 agent = load_policy(path, rules=rules, seed=seed)
             except CheckpointError as err:
-                refusals.append(str(err).partition(" rules: ")[2] or str(err))
+                refusals.append((ladder, str(err).partition(" rules: ")[2] or str(err)))
                 continue
             agent.name = f"level:{name}"
             return agent
-    # The widest network's refusal says best what is missing: the last of each ladder, the ladder
-    # of the same number of players first.
-    detail = f": {refusals[-1]}" if refusals else ""
-    if refusals and rules is not None:
-        players = Rules.resolve(rules).num_players
-        same = [r for r, ladder in zip(refusals, _refusing_ladders(name)) if _players(ladder) == players]
-        detail = f": {same[-1]}" if same else detail
-    raise AgentSpecError(f"level:{name} has no network for these rules{detail}")
-
-
-def _refusing_ladders(level: str) -> list[str]:
-    return [ladder for ladder in LADDER_NAMES for path in level_files(ladder, level) if path.is_file()]
-
-
-def _players(ladder: str) -> int:
-    return RuleSpace.family(ladder).base.num_players
+    # The widest network's refusal says best what is missing: the last one of the ladder of the same
+    # number of players (its family's), else the last one.
+    players = None if rules is None else Rules.resolve(rules).num_players
+    same = [why for ladder, why in refusals if RuleSpace.family(ladder).base.num_players == players]
+    detail = (same or [why for _, why in refusals] or [""])[-1]
+    raise AgentSpecError(f"level:{name} has no network for these rules" + (f": {detail}" if detail else ""))
 
 
 register_prefix("ckpt:", _checkpoint_agent, file="checkpoint")
