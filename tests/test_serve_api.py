@@ -544,6 +544,39 @@ def test_a_host_header_the_server_does_not_answer_to_is_400_before_the_app_sees_
     assert not (tmp_path / "games").exists() or not list((tmp_path / "games").iterdir())  # no game was made
 
 
+def test_a_request_naming_two_hosts_is_400_whichever_comes_last(tmp_path):
+    """Two Host headers (an allowed name and a foreign one, in either order) are refused, never read as the last."""
+    import asyncio
+
+    from hearts_app.serve.app import AllowedHosts
+
+    reached = []
+
+    async def app(scope, receive, send):
+        reached.append(scope["path"])
+
+    async def call(headers):
+        sent = []
+
+        async def receive():
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        async def send(message):
+            sent.append(message)
+
+        scope = {"type": "http", "method": "GET", "path": "/api/v1/options", "headers": headers, "query_string": b""}
+        await AllowedHosts(app, ["127.0.0.1"])(scope, receive, send)
+        return sent
+
+    for headers in ([(b"host", b"127.0.0.1"), (b"host", b"evil.example")],
+                    [(b"host", b"evil.example"), (b"host", b"127.0.0.1")]):
+        sent = asyncio.run(call(headers))
+        assert sent[0]["status"] == 400 and b"names its Host once; this one names 2" in sent[1]["body"]
+    assert not reached
+    asyncio.run(call([(b"host", b"127.0.0.1")]))
+    assert reached == ["/api/v1/options"]
+
+
 @pytest.mark.parametrize("host, allowed, refused", [
     ("127.0.0.1", ["127.0.0.1:8123", "localhost:8123"], ["evil.example", "192.168.1.20", "[::1]"]),
     ("localhost", ["localhost", "127.0.0.1"], ["evil.example"]),

@@ -191,8 +191,9 @@ class AllowedHosts:
         if scope["type"] not in ("http", "websocket") or self.everything:
             await self.app(scope, receive, send)
             return
-        header = dict(scope["headers"]).get(b"host", b"").decode("latin-1")
-        if self.allows(header):
+        named = [value.decode("latin-1") for key, value in scope["headers"] if key == b"host"]
+        header = named[0] if len(named) == 1 else ""
+        if len(named) <= 1 and self.allows(header):
             await self.app(scope, receive, send)
             return
         if scope["type"] == "websocket":
@@ -200,7 +201,8 @@ class AllowedHosts:
             return
         shown = header if len(header) <= 80 else header[:77] + "..."
         detail = (f"this server does not answer to the Host {shown!r}; it answers to {', '.join(self.hosts)} "
-                  "(hearts serve --allowed-hosts names others)")
+                  "(hearts serve --allowed-hosts names others)") if len(named) <= 1 else (
+            f"a request names its Host once; this one names {len(named)} (which one it meant cannot be told)")
         response = JSONResponse({"detail": detail}, status_code=400, headers={"Connection": "close"})
         await response(scope, receive, send)
 
