@@ -266,11 +266,9 @@ def measure(spec: Ladder, out: Path, deals: int, *, seed: int = 0, workers: int 
     """Every exported level of ``out`` (``onnx:out/<level>/policy.onnx``) and every bot a level
     imitates, each against the reference table (three ``spec.opponent``), on the same ``deals`` deals:
     ``{"levels": {name: figures}, "deals", "opponent", "command", "in_order", ...}``."""
-    bots = [level.imitates for level in spec.levels if level.imitates]
     rules = Rules.preset(spec.rules)
-    entrants = [(level.name, f"onnx:{serving_model(out, level.name, rules)}") for level in spec.levels]
-    entrants += [(f"{bot} bot", bot) for bot in bots]
-    others = {1: "one", 2: "two", 3: "three"}.get(rules.num_players - 1, str(rules.num_players - 1))
+    entrants = table_entrants(spec, out, rules)
+    others = seats_against(rules)
     log(f"measuring the {spec.name} ladder: {len(entrants)} tables against {others} {spec.opponent} on {deals} deals")
     result = head_to_head(entrants, spec.opponent, rules, deals=deals, seed=seed, workers=workers)
     panel_results = {spec.opponent: result}
@@ -279,27 +277,18 @@ def measure(spec: Ladder, out: Path, deals: int, *, seed: int = 0, workers: int 
             log(f"the panel: the levels against {others} {opponent}")
             panel_results[opponent] = head_to_head(entrants[:len(spec.levels)], opponent, rules, deals=deals,
                                                    seed=seed, workers=workers)
-    figures: dict[str, Any] = {}
-    previous = None
+    figures = level_figures(spec, result)
     for level in spec.levels:
-        row = result.row(level.name)
-        entry: dict[str, Any] = {"points_per_hand": _interval(row["points_per_hand"]),
-                                 "moons_made_per_hand": row["moons_made_per_hand"],
-                                 "moons_suffered_per_hand": row["moons_suffered_per_hand"]}
+        row, entry = result.row(level.name), figures[level.name]
+        entry.update(moons_made_per_hand=row["moons_made_per_hand"], moons_suffered_per_hand=row["moons_suffered_per_hand"])
         if level.imitates:
-            entry["bot_points_per_hand"] = _interval(result.row(f"{level.imitates} bot")["points_per_hand"])
-            entry["minus_bot"] = _interval(result.pair(level.name, f"{level.imitates} bot")["difference"])
-        if previous is not None:
-            step = _interval(result.pair(level.name, previous)["difference"])
-            entry["step"] = {"below": previous, **step, "in_order": step["high"] < 0}
+            entry["bot_points_per_hand"] = interval(result.row(f"{level.imitates} bot")["points_per_hand"])
         per_table = [_per_deal(panel_results[opponent], level.name, deals) for opponent in PANEL]
         entry["panel"] = {
-            "score": _interval(stats.t_interval(np.mean(per_table, axis=0)).to_dict()),
-            "points_per_hand_vs": {opponent: _interval(panel_results[opponent].row(level.name)["points_per_hand"])
+            "score": interval(stats.t_interval(np.mean(per_table, axis=0)).to_dict()),
+            "points_per_hand_vs": {opponent: interval(panel_results[opponent].row(level.name)["points_per_hand"])
                                    for opponent in PANEL},
         }
-        figures[level.name] = entry
-        previous = level.name
     steps = [entry["step"]["in_order"] for entry in figures.values() if "step" in entry]
     return {
         "levels": figures,
@@ -322,6 +311,37 @@ def measure(spec: Ladder, out: Path, deals: int, *, seed: int = 0, workers: int 
     }
 
 
+def table_entrants(spec: Ladder, out: Path, rules: Rules) -> list[tuple[str, str]]:
+    """The arena's entrants of a measure of the ladder exported in ``out`` at ``rules``: each level by
+    name (its network for those rules, :func:`serving_model`), then each bot a level imitates as
+    ``"<bot> bot"``."""
+    entrants = [(level.name, f"onnx:{serving_model(out, level.name, rules)}") for level in spec.levels]
+    return entrants + [(f"{level.imitates} bot", level.imitates) for level in spec.levels if level.imitates]
+
+
+def seats_against(rules: Rules) -> str:
+    """How many seats the reference table's bot takes, in words: ``three`` (``one`` with two players)."""
+    return {1: "one", 2: "two", 3: "three"}.get(rules.num_players - 1, str(rules.num_players - 1))
+
+
+def level_figures(spec: Ladder, result) -> dict[str, dict[str, Any]]:
+    """Per level of an arena ``result`` of :func:`table_entrants`: its ``points_per_hand``, for an
+    imitation level ``minus_bot`` (paired), and above the first level its ``step`` (the level minus the
+    one below, paired; ``in_order`` when the interval lies below zero)."""
+    figures: dict[str, dict[str, Any]] = {}
+    previous = None
+    for level in spec.levels:
+        entry: dict[str, Any] = {"points_per_hand": interval(result.row(level.name)["points_per_hand"])}
+        if level.imitates:
+            entry["minus_bot"] = interval(result.pair(level.name, f"{level.imitates} bot")["difference"])
+        if previous is not None:
+            step = interval(result.pair(level.name, previous)["difference"])
+            entry["step"] = {"below": previous, **step, "in_order": step["high"] < 0}
+        figures[level.name] = entry
+        previous = level.name
+    return figures
+
+
 def _count(value) -> int | None:
     """A count stored as a float (a checkpoint's imitation figures) as an int."""
     return None if value is None else int(value)
@@ -339,5 +359,6 @@ def _per_deal(result, label: str, deals: int):
     return means
 
 
-def _interval(value: dict) -> dict[str, float]:
+def interval(value: dict) -> dict[str, float]:
+    """``mean``, ``low`` and ``high`` of an interval, rounded to 4 places (as the figures files hold them)."""
     return {key: round(float(value[key]), 4) for key in ("mean", "low", "high")}

@@ -26,7 +26,7 @@ from eval.arena import head_to_head
 from hearts_env.rule_space import FAMILIES
 from hearts_env.rules import Rules
 
-from .ladder import Ladder, serving_model
+from .ladder import Ladder, interval, level_figures, seats_against, table_entrants
 
 
 #: Held-out hands the bot plays at each rule set for an imitation level's agreement with it.
@@ -77,10 +77,6 @@ PANELS: dict[str, list[PanelRules]] = {
 }
 
 
-def _interval(value: dict) -> dict[str, float]:
-    return {key: round(float(value[key]), 4) for key in ("mean", "low", "high")}
-
-
 def measure_panel(spec: Ladder, out: Path, deals: int, games: int, *, seed: int = 0, workers: int = 2,
                   rule_sets: list[PanelRules] | None = None, log: Callable[[str], None] = print) -> dict[str, Any]:
     """The ladder exported in ``out`` at every rule set of its panel (``rule_sets``, default
@@ -91,39 +87,29 @@ def measure_panel(spec: Ladder, out: Path, deals: int, games: int, *, seed: int 
     rows = []
     bots = [level.imitates for level in spec.levels if level.imitates]
     for entry in PANELS[spec.name] if rule_sets is None else rule_sets:
-        entrants = [(level.name, f"onnx:{serving_model(out, level.name, entry.rules)}") for level in spec.levels]
-        entrants += [(f"{bot} bot", bot) for bot in bots]
+        entrants = table_entrants(spec, out, entry.rules)
         count = games if entry.episode == "game" else deals
         log(f"panel: {entry.label} ({count} {'games' if entry.episode == 'game' else 'deals'})")
         result = head_to_head(entrants, spec.opponent, entry.rules, deals=count, seed=seed, workers=workers,
                               episode=entry.episode)
-        levels: dict[str, Any] = {}
-        previous = None
-        for level, (_, model) in zip(spec.levels, entrants):
-            figures: dict[str, Any] = {"points_per_hand": _interval(result.row(level.name)["points_per_hand"])}
-            if level.imitates:
-                figures["minus_bot"] = _interval(result.pair(level.name, f"{level.imitates} bot")["difference"])
-                if entry.episode == "hand":  # how closely it plays like its bot at these rules (held-out hands)
+        levels = level_figures(spec, result)
+        if entry.episode == "hand":  # how closely each imitation level plays like its bot at these rules
+            for level, (_, model) in zip(spec.levels, entrants):
+                if level.imitates:
                     agreement = agent_agreement(make(model, rules=entry.rules), make(level.imitates), entry.rules,
                                                 AGREEMENT_TABLES, seed=seed)
-                    figures["agreement"] = round(agreement["agreement"], 4)
-            if previous is not None:
-                step = _interval(result.pair(level.name, previous)["difference"])
-                figures["step"] = {"below": previous, **step, "in_order": step["high"] < 0}
-            levels[level.name] = figures
-            previous = level.name
+                    levels[level.name]["agreement"] = round(agreement["agreement"], 4)
         strong = spec.levels[-1].name
         rows.append({
             "label": entry.label, "rules": entry.rules.to_dict(), "episode": entry.episode, "unseen": entry.unseen,
             "deals" if entry.episode == "hand" else "games": count,
             "levels": levels,
-            "bots": {bot: _interval(result.row(f"{bot} bot")["points_per_hand"]) for bot in bots},
-            "strong_minus_hard": _interval(result.pair(strong, "hard bot")["difference"]) if "hard" in bots else None,
+            "bots": {bot: interval(result.row(f"{bot} bot")["points_per_hand"]) for bot in bots},
+            "strong_minus_hard": interval(result.pair(strong, "hard bot")["difference"]) if "hard" in bots else None,
             "in_order": all(f["step"]["in_order"] for f in levels.values() if "step" in f),
         })
-    others = {1: "one", 3: "three"}[Rules.preset(spec.rules).num_players - 1]
     return {
-        "ladder": spec.name, "opponent": f"{others} {spec.opponent}", "seed": seed, "confidence": 0.95,
+        "ladder": spec.name, "opponent": f"{seats_against(Rules.preset(spec.rules))} {spec.opponent}", "seed": seed, "confidence": 0.95,
         "command": f"hearts export --ladder {spec.name} --out DIR --panel --deals {deals} --games {games} --seed {seed}",
         "measured_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "rule_sets": rows,

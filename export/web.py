@@ -110,15 +110,10 @@ def find_levels(ladder_dir: Path) -> list[tuple[str, Path, Path, str]]:
     return out
 
 
-def _rules_name(manifest: Path) -> str | None:
-    return _read_manifest(manifest).get("rules", {}).get("name")
-
-
-def _space_key(manifest: Path) -> str:
-    """What the network covers, as a key: its rule space (else its rules), the rules' name aside."""
-    data = _read_manifest(manifest)
-    rules = {k: v for k, v in (data.get("rules") or {}).items() if k != "name"}
-    return json.dumps(data.get("rule_space") or rules, sort_keys=True)
+def _space_key(manifest: dict) -> str:
+    """What the network of a manifest covers, as a key: its rule space (else its rules), the rules' name aside."""
+    rules = {k: v for k, v in (manifest.get("rules") or {}).items() if k != "name"}
+    return json.dumps(manifest.get("rule_space") or rules, sort_keys=True)
 
 
 def _read_manifest(manifest: Path) -> dict:
@@ -158,9 +153,11 @@ def build_web(out: str | Path, page_dir: Path = PAGE_DIR, client_dir: Path = CLI
     for spec, folder in find_policies(policies_dir):
         if hashlib.sha256((folder / "policy.onnx").read_bytes()).hexdigest() not in taken:
             offered.append((spec, folder / "policy.onnx", folder / "policy.json", ""))
-    games = [(spec, _space_key(manifest)) for spec, _, manifest, _ in offered]
+    manifests = [_read_manifest(manifest) for _, _, manifest, _ in offered]  # each read once
+    rules_names = [manifest.get("rules", {}).get("name") for manifest in manifests]
+    games = [(spec, _space_key(manifest)) for (spec, _, _, _), manifest in zip(offered, manifests)]
     if len(set(games)) != len(games) or "random" in dict(games):
-        shown = [(spec, _rules_name(manifest)) for spec, _, manifest, _ in offered]
+        shown = [(spec, name) for (spec, _, _, _), name in zip(offered, rules_names)]
         raise WebBuildError(f"two opponents share a name for the same rules ({', '.join(map(str, shown))}; "
                             "random is the random agent's)")
     names = list(dict.fromkeys(spec for spec, _ in games))
@@ -184,17 +181,15 @@ def build_web(out: str | Path, page_dir: Path = PAGE_DIR, client_dir: Path = CLI
     (static / "boot.js").write_text(BOOT_JS, encoding="utf-8")
 
     entries = []
-    for spec, model, manifest_file, description in offered:
-        rules = _rules_name(manifest_file)
+    for (spec, model, manifest_file, description), manifest, rules in zip(offered, manifests, rules_names):
         # A level's folder names its rules, and "family" for a network covering a family of rule sets
         # (a level may have both: the strong level's preset network and its family's).
-        family = any(len(values) > 1 for values in
-                     (_read_manifest(manifest_file).get("rule_space") or {}).get("fields", {}).values())
+        family = any(len(values) > 1 for values in (manifest.get("rule_space") or {}).get("fields", {}).values())
         name = f"{spec}-{rules}" + ("-family" if family else "") if spec.startswith("level:") else spec
         folder = re.sub(r"[^A-Za-z0-9_-]", "-", name)
-        taken = {entry["model"].split("/")[0] for entry in entries}
+        used = {entry["model"].split("/")[0] for entry in entries}
         base, copy = folder, 1
-        while folder in taken:  # e.g. both ladders' moon-off networks: rules "custom", a family each
+        while folder in used:  # e.g. both ladders' moon-off networks: rules "custom", a family each
             copy += 1
             folder = f"{base}-{copy}"
         (out / "models" / folder).mkdir(parents=True)
