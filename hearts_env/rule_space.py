@@ -26,12 +26,13 @@ so one observation version serves every family.
 from __future__ import annotations
 
 import json
+import typing
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from .rules import PRESETS, Rules, RulesError
+from .rules import PRESETS, MoonScoring, Rules, RulesError
 
 #: The options a space names: every field of Rules but its ``name`` label.
 FIELDS = tuple(field for field in Rules.model_fields if field != "name")
@@ -230,25 +231,26 @@ def space_of(meta: Mapping[str, Any], rules: Rules) -> RuleSpace:
     return space
 
 
-#: The pass cycles the game offers (each a valid ``pass_cycle``; ``across`` needs four players).
-PASS_CYCLES = (("left", "right", "across", "none"), ("left", "right", "none"), ("left",), ("right",), ("across",),
-               ("none",))
-#: The targets the game offers.
-TARGET_SCORES = (100, 50, 150)
-MOONS = ("add_to_others", "subtract_from_self", "shooters_choice", "off")
+#: Every option the game's page offers, with its choices in the page's order (``hearts_app/serve/app.py``
+#: serves these as its options): the families are these choices on top of their home presets.
+OFFERED_CHOICES: dict[str, list[Any]] = {
+    "pass_cycle": [["left", "right", "across", "none"], ["left", "right", "none"], ["left"], ["right"], ["across"],
+                   ["none"]],
+    "target_score": [50, 100, 150],
+    "moon": list(typing.get_args(MoonScoring)),
+    **{flag: [True, False] for flag in ("first_trick_protection", "hearts_must_be_broken", "queen_breaks_hearts",
+                                        "queen_waits_for_hearts", "jack_of_diamonds_bonus")},
+}
 
 
-def _family(preset: str, **varying: Sequence[Any]) -> dict[str, list[Any]]:
+def _family(preset: str, **choices: Sequence[Any]) -> dict[str, list[Any]]:
+    """The preset's value of every option, widened to ``choices`` where given, the preset's value first."""
     base = Rules.preset(preset).to_dict()
     fields = {field: [base[field]] for field in FIELDS}
-    for field, values in varying.items():
+    for field, values in choices.items():
         first = [v for v in values if value_text(v) == value_text(base[field])]
         fields[field] = first + [v for v in values if value_text(v) != value_text(base[field])]
     return fields
-
-
-def _flags(*names: str) -> dict[str, list[bool]]:
-    return {name: [True, False] for name in names}
 
 
 #: Held out of the four-player family's training: two combinations reported as unseen.
@@ -258,14 +260,11 @@ CLASSIC_HELD_OUT = (
 )
 
 FAMILIES: dict[str, RuleSpace] = {
-    "classic": RuleSpace(_family(
-        "classic", pass_cycle=[list(c) for c in PASS_CYCLES], target_score=TARGET_SCORES, moon=MOONS,
-        **_flags("first_trick_protection", "hearts_must_be_broken", "queen_breaks_hearts",
-                 "queen_waits_for_hearts", "jack_of_diamonds_bonus")), held_out=CLASSIC_HELD_OUT),
+    "classic": RuleSpace(_family("classic", **OFFERED_CHOICES), held_out=CLASSIC_HELD_OUT),
+    # Two players: no 'across' pass, and the 28-card deck has no J♦.
     "two_player": RuleSpace(_family(
-        "two_player", pass_cycle=[list(c) for c in PASS_CYCLES if "across" not in c], target_score=TARGET_SCORES,
-        moon=MOONS, **_flags("first_trick_protection", "hearts_must_be_broken", "queen_breaks_hearts",
-                             "queen_waits_for_hearts"))),
+        "two_player", **{**{k: v for k, v in OFFERED_CHOICES.items() if k != "jack_of_diamonds_bonus"},
+                         "pass_cycle": [c for c in OFFERED_CHOICES["pass_cycle"] if "across" not in c]})),
 }
 
 

@@ -20,10 +20,10 @@ they work without the internet and tell no other site who reads them.
 from __future__ import annotations
 
 import contextlib
+import copy
 import ipaddress
 import json
 import re
-import typing
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -39,7 +39,8 @@ import numpy as np
 
 import hearts_env
 from hearts_env import cards
-from hearts_env.rules import PRESETS, Rules
+from hearts_env.rule_space import OFFERED_CHOICES
+from hearts_env.rules import PRESETS
 
 from . import batching
 from . import bots as bots_module
@@ -48,19 +49,10 @@ from .games import GameError, GameStore, default_opponents
 
 STATIC_DIR = Path(__file__).parent / "static"
 
-#: The choices the page offers for each option (any value ``Rules`` accepts is taken by the API).
-PASS_CYCLES = [["left", "right", "across", "none"], ["left", "right", "none"], ["left"], ["right"], ["across"],
-               ["none"]]
-TARGET_SCORES = [50, 100, 150]
-
-
 def option_choices() -> dict[str, list]:
-    """Each option the page sets, with its choices (the real ``Rules`` field names and values)."""
-    flags = ("first_trick_protection", "hearts_must_be_broken", "queen_breaks_hearts", "queen_waits_for_hearts",
-             "jack_of_diamonds_bonus")
-    moon = list(typing.get_args(Rules.model_fields["moon"].annotation))
-    return {"pass_cycle": PASS_CYCLES, "target_score": TARGET_SCORES, "moon": moon,
-            **{flag: [True, False] for flag in flags}}
+    """Each option the page sets, with its choices (the real ``Rules`` field names and values): the
+    options the rule families cover (``hearts_env.rule_space.OFFERED_CHOICES``)."""
+    return copy.deepcopy(OFFERED_CHOICES)
 
 
 # ---------------------------------------------------------------------------------------------
