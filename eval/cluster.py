@@ -23,12 +23,15 @@ one line.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import pickle
 import socket
 import sys
 import tempfile
+import threading
+import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -40,6 +43,8 @@ from .units import ArenaError, run_unit, set_job
 
 #: Times Ray runs a task again after its worker died.
 MAX_RETRIES = 3
+#: Seconds an explicit --address HOST:PORT has to answer as a Ray cluster.
+CONNECT_SECONDS = 10.0
 RAY_MISSING = ("the ray backend needs Ray, which is not installed: run scripts/setup.sh cluster "
                "(or pip install 'hearts-lab[cluster]')")
 
@@ -63,30 +68,99 @@ def connect(address: str | None, workers: int):
     connected (and should disconnect); an already connected process keeps its connection."""
     ray = import_ray()
     address = address or os.environ.get("RAY_ADDRESS") or None
-    if address and address != "auto" and not address.startswith(("ray://", "http")):
-        _check_reachable(address)  # Ray itself would retry an unreachable address for minutes
+    began = time.monotonic()
+    remote = bool(address) and address != "auto" and not address.startswith(("ray://", "http"))
+    if remote:
+        _check_reachable(address, CONNECT_SECONDS)  # Ray itself would retry an unreachable address for minutes
     if ray.is_initialized():
         return ray, False
     try:
-        if address:
+        if remote:
+            _init_within(ray, CONNECT_SECONDS - (time.monotonic() - began), address=address, log_to_driver=False)
+        elif address:
             ray.init(address=address, log_to_driver=False)
         else:
             ray.init(num_cpus=max(1, int(workers)), include_dashboard=False, log_to_driver=False)
+    except ClusterError:
+        raise
     except (ConnectionError, RuntimeError, ValueError) as err:
         where = address or "a local Ray"
         raise ClusterError(f"cannot start or reach the Ray cluster ({where}): {str(err).splitlines()[0]}") from None
     return ray, True
 
 
-def _check_reachable(address: str, seconds: float = 10.0) -> None:
-    host, _, port = address.rpartition(":")
+@contextlib.contextmanager
+def ray_output_to_stderr() -> Iterator[None]:
+    """While Ray runs, everything written to stdout goes to stderr: Ray's own lines ("(raylet) A worker
+    died ..."), its processes' and its threads', at the file-descriptor level too, so that a command's
+    stdout holds only what it prints itself (``--json``) once the run is over."""
+    sys.stdout.flush()
     try:
-        with socket.create_connection((host or "127.0.0.1", int(port)), timeout=seconds):
-            pass
+        saved = os.dup(1)
+    except OSError:  # no standard output to keep clean
+        yield
+        return
+    os.dup2(2, 1)
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def _init_within(ray, seconds: float, **options) -> None:
+    """``ray.init(**options)`` given at most ``seconds``: past them a ClusterError, and the attempt is left
+    to die with the process (Ray's own connection retries take minutes, and it has no timeout to set)."""
+    outcome: dict[str, BaseException | None] = {}
+
+    def attempt() -> None:
+        try:
+            ray.init(**options)
+            outcome["error"] = None
+        except BaseException as err:  # noqa: BLE001 (handed to the caller's thread)
+            outcome["error"] = err
+
+    thread = threading.Thread(target=attempt, daemon=True, name="hearts-ray-connect")
+    thread.start()
+    thread.join(max(0.1, seconds))
+    if "error" not in outcome:
+        raise ClusterError(f"cannot reach the Ray cluster at {options.get('address')}: it did not answer as a Ray "
+                           f"cluster within {CONNECT_SECONDS:g} s")
+    if outcome["error"] is not None:
+        raise outcome["error"]
+
+
+#: What an HTTP/2 client sends first (RFC 9113 section 3.4): the preface, then an empty SETTINGS frame.
+_HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
+
+
+def _check_reachable(address: str, seconds: float = 10.0) -> None:
+    """A :class:`ClusterError` within ``seconds`` unless ``address`` answers as a Ray head does: Ray's
+    GCS speaks gRPC, so it answers an HTTP/2 preface with a SETTINGS frame. Ray alone retries an
+    address that does not answer for minutes, and waits on one that is not Ray for ever."""
+    host, _, port = address.rpartition(":")
+    ends = time.monotonic() + seconds
+    try:
+        with socket.create_connection((host or "127.0.0.1", int(port)), timeout=seconds) as connection:
+            connection.settimeout(max(0.1, ends - time.monotonic()))
+            connection.sendall(_HTTP2_PREFACE)
+            header = b""
+            while len(header) < 9:
+                chunk = connection.recv(9 - len(header))
+                if not chunk:
+                    break
+                header += chunk
     except ValueError:
         raise ClusterError(f"--address {address!r}: expected auto or HOST:PORT") from None
+    except socket.timeout:
+        raise ClusterError(f"cannot reach the Ray cluster at {address}: no answer within {seconds:g} s") from None
     except OSError as err:
         raise ClusterError(f"cannot reach the Ray cluster at {address}: {err.strerror or err}") from None
+    if len(header) < 9 or header[3] != 4:  # (frame type 4: SETTINGS)
+        raise ClusterError(f"cannot reach the Ray cluster at {address}: it answers, but not as a Ray head node "
+                           "does (its GCS port, 6379 unless ray start --port says otherwise)")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -216,6 +290,11 @@ def play_units(job: dict, units: list, todo: list[int], workers: int, address: s
         raise ClusterError(f"the ray backend ships agents as spec strings; {', '.join(bad)} is an agent object or "
                            "callable")
     files = _shipped_files(e.spec for e in plan.entrants)
+    with ray_output_to_stderr():
+        yield from _play_units_on_ray(job, plan, units, todo, files, workers, address)
+
+
+def _play_units_on_ray(job: dict, plan, units: list, todo: list[int], files: list, workers: int, address: str | None):
     ray, started = connect(address, workers)
     try:
         deal_blob = pickle.dumps(job["deals"], protocol=pickle.HIGHEST_PROTOCOL)
@@ -256,6 +335,11 @@ def map_jobs(function: Callable[[Any, dict[str, str]], Any], jobs: list, files: 
     """Run ``function(job, local_paths)`` for each job as a Ray task (``local_paths`` maps each of
     ``files`` to its copy on the worker, shipped by content); ``(job index, result, worker)`` as
     each finishes. ``function`` must be importable on the workers (a module-level function)."""
+    with ray_output_to_stderr():
+        yield from _map_jobs_on_ray(function, jobs, files, workers, address)
+
+
+def _map_jobs_on_ray(function: Callable, jobs: list, files: list[str], workers: int, address: str | None):
     ray, started = connect(address, workers)
     try:
         blobs = [Path(p).read_bytes() for p in files]  # read once: hashed and shipped alike
@@ -270,4 +354,5 @@ def map_jobs(function: Callable[[Any, dict[str, str]], Any], jobs: list, files: 
             ray.shutdown()
 
 
-__all__ = ["MAX_RETRIES", "RAY_MISSING", "ClusterError", "connect", "import_ray", "map_jobs", "play_units"]
+__all__ = ["CONNECT_SECONDS", "MAX_RETRIES", "RAY_MISSING", "ClusterError", "connect", "import_ray", "map_jobs",
+           "play_units", "ray_output_to_stderr"]

@@ -16,7 +16,9 @@ from pathlib import Path
 from agents import LADDER_NAMES, LEVEL_NAMES, AgentSpecError, builtin, level_file
 
 from .errors import UsageError
-from .serve.batching import DEFAULT_MAX_PENDING, DEFAULT_SEARCH_TIME_LIMIT
+from .serve.batching import DEFAULT_CALL_TIME_LIMIT, DEFAULT_MAX_PENDING, DEFAULT_SEARCH_TIME_LIMIT
+from .serve.connections import (DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS, DEFAULT_REQUEST_TIMEOUT,
+                                guarded_protocol, raise_file_limit)
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
@@ -91,6 +93,18 @@ def register(subparsers) -> None:
     parser.add_argument("--search-time-limit", type=float, default=DEFAULT_SEARCH_TIME_LIMIT, metavar="SECONDS",
                         help="a search player's /api/v1/act call not decided within this many seconds of its arrival "
                              "is refused (503 or 504), never answered with another card (default %(default)g)")
+    parser.add_argument("--call-time-limit", type=float, default=DEFAULT_CALL_TIME_LIMIT, metavar="SECONDS",
+                        help="any other /api/v1/act call not decided within this many seconds of its arrival is "
+                             "answered 503 with Retry-After (a stuck or replaced worker, a burst; default %(default)g)")
+    parser.add_argument("--request-timeout", type=float, default=DEFAULT_REQUEST_TIMEOUT, metavar="SECONDS",
+                        help="a connection whose request (headers and body) has not arrived this many seconds "
+                             "after it began waiting for one is closed (default %(default)g)")
+    parser.add_argument("--idle-timeout", type=float, default=DEFAULT_IDLE_TIMEOUT, metavar="SECONDS",
+                        help="a connection idle this many seconds after a response is closed (default %(default)g)")
+    parser.add_argument("--max-connections", type=int, default=DEFAULT_MAX_CONNECTIONS, metavar="N",
+                        help="connections open at once at most: a new one beyond closes the one that has waited "
+                             "longest for its request, or is answered 503 when every one is being answered "
+                             "(default %(default)s)")
     parser.add_argument("--backend", choices=["local", "ray"], default="local",
                         help="local (default): this process serves the page, the games and the bots API; ray: only "
                              "the bots API (/api/v1/agents, /api/v1/act), as a Ray Serve deployment of --replicas "
@@ -108,10 +122,11 @@ def run_command(args: argparse.Namespace) -> int:
     try:  # the serve extra: imported when the command runs (see the module docstring)
         import fastapi  # noqa: F401
         import fastapi_offline  # noqa: F401  (the API docs' scripts, served without a CDN)
+        import httptools  # noqa: F401  (the connection bounds are on uvicorn's httptools protocol)
         import uvicorn
     except ImportError as err:
-        raise UsageError(f"hearts serve needs FastAPI, fastapi-offline and uvicorn ({err.name} is missing): "
-                         f"run scripts/setup.sh serve (or pip install -e '.[serve]')") from None
+        raise UsageError(f"hearts serve needs FastAPI, fastapi-offline, uvicorn and httptools ({err.name} is "
+                         f"missing): run scripts/setup.sh serve (or pip install -e '.[serve]')") from None
     from .serve.app import create_app  # imports fastapi (the serve extra)
 
     if not 0 <= args.port <= 65535:
@@ -135,13 +150,24 @@ def run_command(args: argparse.Namespace) -> int:
         raise UsageError(f"--max-pending must be 1 or more, got {args.max_pending}")
     if not 0 < args.search_time_limit <= 86400:
         raise UsageError(f"--search-time-limit must be more than 0 seconds (at most a day), got {args.search_time_limit:g}")
+    for name in ("call_time_limit", "request_timeout", "idle_timeout"):
+        if not 0 < getattr(args, name) <= 3600:
+            raise UsageError(f"--{name.replace('_', '-')} must be more than 0 seconds (at most an hour), "
+                             f"got {getattr(args, name):g}")
+    if not 1 <= args.max_connections <= 1_000_000:
+        raise UsageError(f"--max-connections must be 1..1000000, got {args.max_connections}")
     if args.backend == "ray":
         return run_ray(args, offered, hosts)
+    try:
+        raise_file_limit(args.max_connections)
+    except ValueError as err:
+        raise UsageError(f"--max-connections: {err}") from None
     print(f"Hearts Lab is starting: making the agents and compiling their code (here and in {workers} worker "
           f"process{'es' if workers != 1 else ''}) ...", flush=True)
     try:
         app = create_app(offered, Path(args.games_dir), allowed_hosts=hosts, workers=workers,
-                         max_pending=args.max_pending, search_time_limit=args.search_time_limit, warm=True)
+                         max_pending=args.max_pending, search_time_limit=args.search_time_limit,
+                         call_time_limit=args.call_time_limit, warm=True)
     except AgentSpecError as err:
         raise UsageError(f"--agents: {err}") from None
     except OSError as err:
@@ -155,11 +181,15 @@ def run_command(args: argparse.Namespace) -> int:
     print(f"  answers to the Host names {', '.join(hosts)} (--allowed-hosts)", flush=True)
     print(f"  /api/v1/act: {workers} worker{'s' if workers != 1 else ''} (--workers), at most {args.max_pending} "
           f"calls in flight (--max-pending), search players within {args.search_time_limit:g} s "
-          f"(--search-time-limit)", flush=True)
+          f"(--search-time-limit), any other within {args.call_time_limit:g} s (--call-time-limit)", flush=True)
+    print(f"  connections: at most {args.max_connections} (--max-connections), a request within "
+          f"{args.request_timeout:g} s (--request-timeout), idle ones closed after {args.idle_timeout:g} s "
+          "(--idle-timeout)", flush=True)
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         print(f"  note: listening on {args.host}, so other machines can reach it; there is no login",
               file=sys.stderr, flush=True)
-    run_app(app, listener)
+    run_app(app, listener, request_timeout=args.request_timeout, idle_timeout=args.idle_timeout,
+            max_connections=args.max_connections)
     return 0
 
 
@@ -172,11 +202,15 @@ def listen(host: str, port: int) -> socket.socket:
         raise UsageError(f"cannot listen on {shown}:{port}: {err.strerror or err}") from None
 
 
-def run_app(app, listener: socket.socket) -> None:
-    """Serve ``app`` on the bound ``listener`` with uvicorn until stopped."""
+def run_app(app, listener: socket.socket, request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
+            idle_timeout: float = DEFAULT_IDLE_TIMEOUT, max_connections: int = DEFAULT_MAX_CONNECTIONS) -> None:
+    """Serve ``app`` on the bound ``listener`` with uvicorn, within the connection bounds
+    (``serve.connections``), until stopped."""
     import uvicorn  # the serve extra (checked when the command starts)
 
-    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[listener])
+    protocol = guarded_protocol(request_timeout, max_connections)
+    uvicorn.Server(uvicorn.Config(app, log_level="warning", http=protocol,
+                                  timeout_keep_alive=idle_timeout)).run(sockets=[listener])
 
 
 def run_ray(args: argparse.Namespace, offered: list[str], hosts: list[str]) -> int:

@@ -178,3 +178,79 @@ def test_an_address_that_does_not_answer_is_one_line():
         port = probe.getsockname()[1]
     with pytest.raises(cluster.ClusterError, match="cannot reach the Ray cluster"):
         arena.head_to_head("easy", "random", deals=8, backend="ray", address=f"127.0.0.1:{port}")
+
+
+def test_an_address_that_answers_but_not_as_ray_is_one_line_at_once():
+    pytest.importorskip("ray")
+    import http.server
+    import threading
+    import time
+
+    from eval import cluster
+
+    web = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+    threading.Thread(target=web.serve_forever, daemon=True).start()
+    try:
+        t = time.monotonic()
+        with pytest.raises(cluster.ClusterError, match="answers, but not as a Ray head node does"):
+            arena.head_to_head("easy", "random", deals=8, backend="ray", address=f"127.0.0.1:{web.server_port}")
+        assert time.monotonic() - t < 5
+    finally:
+        web.shutdown()
+
+
+@pytest.mark.slow
+def test_an_address_that_never_becomes_a_ray_cluster_is_one_line_within_the_connect_time(tmp_path):
+    """A server that speaks HTTP/2 (as a proxy might) but is no Ray head: Ray alone retries for minutes."""
+    pytest.importorskip("ray")
+    import socket
+    import subprocess
+    import threading
+    import time
+
+    from eval import cluster
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    held = []
+
+    def answer():
+        while True:
+            try:
+                connection, _ = listener.accept()
+            except OSError:
+                return
+            connection.sendall(bytes([0, 0, 0, 4, 0, 0, 0, 0, 0]))  # an empty SETTINGS frame, then nothing
+            held.append(connection)
+
+    threading.Thread(target=answer, daemon=True).start()
+    try:
+        t = time.monotonic()
+        run = subprocess.run([sys.executable, "-m", "hearts_app", "arena", "easy", "--deals", "8", "--no-progress",
+                              "--backend", "ray", "--address", f"127.0.0.1:{listener.getsockname()[1]}"],
+                             capture_output=True, text=True, timeout=120)
+        seconds = time.monotonic() - t
+    finally:
+        listener.close()
+        for connection in held:
+            connection.close()
+    ours = [line for line in run.stderr.splitlines() if line.startswith("hearts:")]  # (Ray's own log lines aside)
+    assert run.returncode == 2 and seconds < cluster.CONNECT_SECONDS + 8, (seconds, run.stderr[-500:])
+    assert len(ours) == 1 and ours[0].startswith("hearts: error: cannot reach the Ray cluster at 127.0.0.1:")
+    assert "did not answer as a Ray cluster within 10 s" in ours[0]
+
+
+@pytest.mark.slow
+def test_json_on_stdout_stays_json_when_a_ray_worker_dies(tmp_path):
+    pytest.importorskip("ray")
+    import subprocess
+
+    marker = tmp_path / "died"
+    bot = tmp_path / "dying_bot.py"
+    bot.write_text(DYING_AGENT.format(marker=str(marker)).replace(
+        "            os._exit(1)", "            print('a line a dying worker prints', flush=True)\n            os._exit(1)"))
+    run = subprocess.run([sys.executable, "-m", "hearts_app", "arena", f"{bot}:DiesOnce", "--vs", "easy", "--deals",
+                          "24", "--seed", "3", "--backend", "ray", "--workers", "2", "--json", "--no-progress"],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-800:]
+    assert marker.exists(), "the agent never died: the test tested nothing"
+    assert json.loads(run.stdout)["meta"]["format"] == "head2head"  # the whole of stdout is the JSON

@@ -477,7 +477,7 @@ def test_hearts_serve_prints_its_url_and_runs_uvicorn(monkeypatch, tmp_path, cap
 
     ran = {}
 
-    def run(app, listener):  # the socket was bound before the address was printed
+    def run(app, listener, **_):  # the socket was bound before the address was printed
         ran.update(address=listener.getsockname()[:2])
         listener.close()
 
@@ -591,7 +591,7 @@ def test_hearts_serve_answers_to_the_names_of_the_address_it_listens_on(monkeypa
 
     ran = {}
     monkeypatch.setattr(serve_cli, "listen", lambda host, port: FakeListener(port))  # any address, bound or not
-    monkeypatch.setattr(serve_cli, "run_app", lambda app, listener: ran.update(app=app))
+    monkeypatch.setattr(serve_cli, "run_app", lambda app, listener, **_: ran.update(app=app))
     assert cli.main(["serve", "--host", host, "--port", "8123", "--agents", "easy", "--workers", "0",
                      "--games-dir", str(tmp_path / "g")]) == 0
     assert "answers to the Host names" in capsys.readouterr().out
@@ -613,7 +613,7 @@ def test_hearts_serve_allowed_hosts_replaces_the_default(monkeypatch, tmp_path, 
     assert socket.gethostname().lower() in default_allowed_hosts("0.0.0.0") + ["localhost"]
     ran = {}
     monkeypatch.setattr(serve_cli, "listen", lambda host, port: FakeListener(port))
-    monkeypatch.setattr(serve_cli, "run_app", lambda app, listener: ran.update(app=app))
+    monkeypatch.setattr(serve_cli, "run_app", lambda app, listener, **_: ran.update(app=app))
     assert cli.main(["serve", "--allowed-hosts", "hearts.example.org, *.lan", "--agents", "easy", "--workers", "0",
                      "--games-dir", str(tmp_path / "g")]) == 0
     assert "answers to the Host names hearts.example.org, *.lan" in capsys.readouterr().out

@@ -188,7 +188,10 @@ class Gate:
     def start(self):
         pass
 
-    async def decide(self, calls, deadlines):
+    def ready_slots(self):
+        return 1
+
+    async def decide(self, calls, deadlines, until):
         self.started.set()
         while not self.opened.is_set():
             await asyncio.sleep(0.005)
@@ -199,7 +202,7 @@ class Gate:
 
 
 def test_beyond_max_pending_act_is_503_with_retry_after_and_the_other_routes_answer(tmp_path, golden_records):
-    app = create_app(["easy", "hard"], tmp_path, max_pending=3)
+    app = create_app(["easy", "hard"], tmp_path, max_pending=3, call_time_limit=60)
     service = app.state.service
     gate = service.decider = Gate(service.bots)
     body = {"agent": "hard", "record": golden_records[0]}
@@ -240,7 +243,10 @@ class Slow:
     def start(self):
         pass
 
-    async def decide(self, calls, deadlines):
+    def ready_slots(self):
+        return 1
+
+    async def decide(self, calls, deadlines, until):
         await asyncio.sleep(self.seconds)
         return self.bots.act_batch(calls, deadlines)
 
@@ -310,7 +316,7 @@ def test_worker_processes_answer_as_this_process_does(tmp_path, golden_records, 
                     assert (answer.status_code, answer.json()["detail"]) == (expected.status, expected.detail)
                 else:
                     assert answer.status_code == 200 and answer.json() == expected
-    assert service.decider._executor is None  # stopped with the app
+    assert service.decider.pids == []  # stopped with the app
 
 
 # ---------------------------------------------------------------------------------------------

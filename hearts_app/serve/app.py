@@ -323,7 +323,8 @@ def _validation_detail(err: RequestValidationError) -> str:
 def create_app(offered: Sequence[str], games_dir: str | Path, seed: int | None = None,
                allowed_hosts: Sequence[str] | None = None, workers: int = 0,
                max_pending: int = batching.DEFAULT_MAX_PENDING, max_batch: int = batching.DEFAULT_MAX_BATCH,
-               search_time_limit: float | None = batching.DEFAULT_SEARCH_TIME_LIMIT, warm: bool = False) -> FastAPI:
+               search_time_limit: float | None = batching.DEFAULT_SEARCH_TIME_LIMIT,
+               call_time_limit: float = batching.DEFAULT_CALL_TIME_LIMIT, warm: bool = False) -> FastAPI:
     """The web app over ``offered`` agent specs (the only ones a request may name) and the games
     saved in ``games_dir``; ``seed`` makes the seeds of games created without one reproducible.
     ``allowed_hosts``: the ``Host`` names it answers to (see :class:`AllowedHosts`; ``hearts serve``
@@ -332,7 +333,8 @@ def create_app(offered: Sequence[str], games_dir: str | Path, seed: int | None =
 
     ``/act`` calls are batched by a :class:`batching.BotService`: decided in ``workers`` worker
     processes (0: a thread of this process), at most ``max_batch`` a batch, at most ``max_pending`` in
-    flight (503 beyond), a search player's within ``search_time_limit`` seconds. ``warm`` makes every
+    flight (503 beyond), a search player's within ``search_time_limit`` seconds and any other within
+    ``call_time_limit`` (503 past it). ``warm`` makes every
     agent and compiles every kernel (and starts and warms the workers) before returning, as
     ``hearts serve`` does before it listens; the workers stop with the app (its lifespan)."""
     offered = list(dict.fromkeys(offered))
@@ -342,7 +344,7 @@ def create_app(offered: Sequence[str], games_dir: str | Path, seed: int | None =
     store = GameStore(offered, games_dir, seed=seed)
     bots = Bots(offered, info)
     service = batching.make_service(bots, workers=workers, max_pending=max_pending, max_batch=max_batch,
-                                    search_time_limit=search_time_limit)
+                                    search_time_limit=search_time_limit, call_time_limit=call_time_limit)
     if warm:
         if workers > 0:
             batching.warm(bots)  # this process first: it compiles what the workers then load from the cache
@@ -447,8 +449,9 @@ def create_app(offered: Sequence[str], games_dir: str | Path, seed: int | None =
         return bots.agents()  # (on the event loop: answered at once, whatever /act has queued)
 
     @app.post("/api/v1/act", tags=["bots"], responses={
-        503: {"description": "busy: more calls in flight than --max-pending (with Retry-After), or a search "
-                             "player's queue longer than its time limit"},
+        503: {"description": "busy, with Retry-After: more calls in flight than --max-pending, a search player's "
+                             "queue longer than its time limit, a call not decided within --call-time-limit, or "
+                             "its worker process being replaced"},
         504: {"description": "a search player did not decide within --search-time-limit"}})
     async def act(body: Act) -> dict[str, Any]:
         """The card an offered agent plays at a seat record's decision (docs/export.md). Concurrent

@@ -95,9 +95,9 @@ def cpu_seconds(pid: int) -> tuple[float, float] | None:
 
 @contextlib.contextmanager
 def server(agents: list[str], games_dir: Path, startup: float = 900.0, workers: int | None = None,
-           max_pending: int | None = None):
-    """``hearts serve`` in a subprocess; yields its base URL and process id once it answers (it
-    answers only once its agents are made and its workers warm)."""
+           max_pending: int | None = None, options: tuple[str, ...] = ()):
+    """``hearts serve`` (with ``options`` on its command line) in a subprocess; yields its base URL and
+    process id once it answers (it answers only once its agents are made and its workers warm)."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     command = [sys.executable, "-m", "hearts_app", "serve", "--host", "127.0.0.1", "--port", str(port),
@@ -106,6 +106,7 @@ def server(agents: list[str], games_dir: Path, startup: float = 900.0, workers: 
         command += ["--workers", str(workers)]
     if max_pending is not None:
         command += ["--max-pending", str(max_pending)]
+    command += list(options)
     with open(games_dir.parent / "server.log", "w+") as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
                                    env={**os.environ, "PYTHONUNBUFFERED": "1"})
