@@ -156,12 +156,12 @@ def run_command(args: argparse.Namespace) -> int:
                              f"got {getattr(args, name):g}")
     if not 1 <= args.max_connections <= 1_000_000:
         raise UsageError(f"--max-connections must be 1..1000000, got {args.max_connections}")
-    if args.backend == "ray":
-        return run_ray(args, offered, hosts)
     try:
         raise_file_limit(args.max_connections)
     except ValueError as err:
         raise UsageError(f"--max-connections: {err}") from None
+    if args.backend == "ray":
+        return run_ray(args, offered, hosts)
     print(f"Hearts Lab is starting: making the agents and compiling their code (here and in {workers} worker "
           f"process{'es' if workers != 1 else ''}) ...", flush=True)
     try:
@@ -228,10 +228,21 @@ def run_ray(args: argparse.Namespace, offered: list[str], hosts: list[str]) -> i
                          "scripts/setup.sh serve,cluster (or pip install -e '.[serve,cluster]')") from None
     from .serve.replicas import ClusterError, serve_forever  # imports fastapi and, when it runs, ray
 
+    listener = listen(args.host, args.port)  # before Ray starts: a port in use is said at once
+    host = f"[{args.host}]" if ":" in args.host else args.host
+    url = f"http://{host}:{listener.getsockname()[1]}/"
+
+    def serve_app(app) -> None:
+        run_app(app, listener, request_timeout=args.request_timeout, idle_timeout=args.idle_timeout,
+                max_connections=args.max_connections)
+
     try:
-        return serve_forever(offered, replicas, args.host, args.port, hosts, args.address, max_pending=args.max_pending,
-                             search_time_limit=args.search_time_limit, say=lambda line: print(line, flush=True))
+        return serve_forever(offered, replicas, url, hosts, args.address, serve_app, max_pending=args.max_pending,
+                             search_time_limit=args.search_time_limit, call_time_limit=args.call_time_limit,
+                             say=lambda line: print(line, flush=True))
     except AgentSpecError as err:
         raise UsageError(f"--agents: {err}") from None
     except ClusterError as err:
         raise UsageError(str(err)) from None
+    finally:
+        listener.close()

@@ -32,6 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SPECS = ["hard", "ppo-classic"]
 GOLDEN = [ROOT / "agents/policies/ppo_classic/golden.json", ROOT / "clients/js/test/fixtures/golden.json"]
 STARTUP = 240.0  # seconds for Ray, Serve and two warmed replicas to start on a loaded two-core machine
+_SERVER_PID: dict[str, int] = {}  # the ray_server fixture's process, by its URL
 
 
 def golden_records() -> tuple[list[dict], list[dict]]:
@@ -78,6 +79,7 @@ def ray_server(tmp_path_factory):
                 if process.poll() is not None or time.monotonic() > deadline:
                     pytest.fail(f"hearts serve --backend ray did not start:\n{log.read_text()[-3000:]}")
                 time.sleep(0.5)
+            _SERVER_PID[f"http://127.0.0.1:{port}"] = process.pid
             yield f"http://127.0.0.1:{port}", log.read_text()
         finally:
             process.send_signal(signal.SIGINT)  # Ctrl-C: it stops the Ray it started
@@ -167,3 +169,138 @@ def test_ray_options_are_checked_before_anything_starts(argv, words, capsys):
         cli.main(argv)
     assert exit_info.value.code == 2
     assert words in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------------------------
+# Front: this process's HTTP side, the replicas' failures answered in the API's JSON
+# ---------------------------------------------------------------------------------------------
+
+
+class FakeHandle:
+    """A deployment handle whose ``call.remote`` runs ``answer(request)`` (a coroutine function)."""
+
+    def __init__(self, answer):
+        self.call = self
+        self.answer = answer
+        self.requests = []
+
+    def remote(self, request):
+        self.requests.append(request)
+        return FakeResponse(self.answer(request))
+
+
+class FakeResponse:
+    def __init__(self, coroutine):
+        self.coroutine = coroutine
+        self.cancelled = False
+
+    def __await__(self):
+        return self.coroutine.__await__()
+
+    def cancel(self):
+        self.cancelled = True
+
+
+def front_client(answer, timeout=5.0):
+    pytest.importorskip("ray")
+    from hearts_app.serve.replicas import front_app
+
+    handle = FakeHandle(answer)
+    return TestClient(front_app(handle, timeout)), handle
+
+
+def test_front_hands_the_request_whole_to_a_replica_and_sends_back_its_answer(local_client):
+    from hearts_app.serve.replicas import BotsOnly, asgi_call
+
+    async def replica(request):  # the local app, as a replica runs it
+        return await asgi_call(BotsOnly(local_client.app), request)
+
+    records, _ = golden_records()
+    client, handle = front_client(replica)
+    with client:
+        body = {"agent": "hard", "record": records[0]}
+        ours = client.post("/api/v1/act?x=1", json=body, headers={"host": "127.0.0.1"})
+        theirs = local_client.post("/api/v1/act", json=body)
+        assert (ours.status_code, ours.json()) == (theirs.status_code, theirs.json()) == (200, theirs.json())
+        request = handle.requests[-1]
+        assert (request["method"], request["path"], request["query_string"]) == ("POST", "/api/v1/act", b"x=1")
+        assert json.loads(request["body"]) == body
+        refused = client.get("/api/v1/games/abc", headers={"host": "127.0.0.1"})
+        assert refused.status_code == 404 and "--backend local" in refused.json()["detail"]
+        big = client.post("/api/v1/act", content=b"x" * 70_000, headers={"content-type": "application/json"})
+        assert big.status_code == 413 and big.json()["detail"].startswith("the request body is too large")
+        assert len(handle.requests) == 2  # refused here, before a replica was asked
+
+
+def test_a_replica_that_dies_with_the_call_is_a_json_503_with_retry_after():
+    async def dies(request):
+        raise RuntimeError("ActorDiedError: the actor died unexpectedly before finishing this task")
+
+    client, _ = front_client(dies)
+    with client:
+        answer = client.post("/api/v1/act", json={"agent": "hard", "record": {}})
+    assert answer.status_code == 503 and answer.headers["retry-after"] == "1"
+    assert answer.headers["content-type"] == "application/json"
+    assert "stopped or cannot take it (RuntimeError)" in answer.json()["detail"]
+
+
+def test_a_replica_that_does_not_answer_in_time_is_a_json_503_and_the_call_is_cancelled():
+    import asyncio
+
+    async def hangs(request):
+        await asyncio.sleep(30)
+
+    client, handle = front_client(hangs, timeout=0.3)
+    with client:
+        answer = client.post("/api/v1/act", json={"agent": "hard", "record": {}})
+    assert answer.status_code == 503 and answer.headers["retry-after"] == "1"
+    assert "no replica answered within 0.3 s" in answer.json()["detail"]
+
+
+def replica_pids(server_pid: int) -> list[int]:
+    """The processes below ``server_pid`` that are replicas of the bots deployment (from /proc)."""
+    found, stack = [], [server_pid]
+    while stack:
+        pid = stack.pop()
+        for task in Path(f"/proc/{pid}/task").glob("*"):
+            try:
+                children = [int(c) for c in (task / "children").read_text().split()]
+            except OSError:
+                continue
+            for child in children:
+                stack.append(child)
+                try:
+                    if b"ServeReplica:hearts-bots" in Path(f"/proc/{child}/cmdline").read_bytes():
+                        found.append(child)
+                except OSError:
+                    pass
+    return found
+
+
+@pytest.mark.slow
+def test_calls_in_flight_when_a_replica_is_killed_get_their_card_or_a_json_503(ray_server):
+    url, _ = ray_server
+    server_pid = int(_SERVER_PID[url])
+    victims = replica_pids(server_pid)
+    assert len(victims) == 2, victims
+    records, _ = golden_records()
+    bots = Bots(["hard"])
+    expected = [local_answer(bots, "hard", r) for r in records[:60]]
+
+    def ask(i):
+        r = client.post("/api/v1/act", json={"agent": "hard", "record": records[i % 60]})
+        return i, r.status_code, r.headers.get("content-type"), r.headers.get("retry-after"), r.json()
+
+    with httpx.Client(base_url=url, timeout=60) as client, ThreadPoolExecutor(16) as pool:
+        futures = [pool.submit(ask, i) for i in range(600)]
+        time.sleep(0.3)
+        os.kill(victims[0], signal.SIGKILL)
+        got = [f.result() for f in futures]
+    assert all(kind == "application/json" for _, _, kind, _, _ in got)
+    assert any(status == 503 for _, status, _, _, _ in got), "no call met the killed replica: the test tested nothing"
+    for i, status, _, retry, body in got:
+        assert status in (200, 503), (status, body)
+        if status == 200:
+            assert (200, body) == expected[i % 60]
+        else:
+            assert retry == "1" and "retry" in body["detail"]

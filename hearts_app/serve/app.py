@@ -116,6 +116,12 @@ async def read_body(receive, limit: int | None = None) -> bytes | None:
     return bytes(body)
 
 
+def too_large(limit: int, size: int | None = None) -> str:
+    """The 413's detail: a body over ``limit`` bytes (``size`` when it was declared)."""
+    got = f" ({size:,} bytes)" if size is not None else ""
+    return f"the request body is too large{got}; at most {limit:,} bytes"
+
+
 def body_then(body: bytes, receive):
     """An ASGI ``receive`` that gives the app ``body`` (already read whole by a middleware) as one
     message, then whatever ``receive`` brings (a disconnect)."""
@@ -219,12 +225,12 @@ class BodyLimit:
                 await self._refuse(scope, receive, send, 400, "Content-Length is not a number")
                 return
             if size > self.limit:
-                await self._refuse(scope, receive, send, 413, self._too_large(size))
+                await self._refuse(scope, receive, send, 413, too_large(self.limit, size))
                 return
         try:
             body = await read_body(receive, self.limit)
         except BodyTooLarge:
-            await self._refuse(scope, receive, send, 413, self._too_large(None))
+            await self._refuse(scope, receive, send, 413, too_large(self.limit))
             return
         if body is None:
             return
@@ -233,10 +239,6 @@ class BodyLimit:
                                                           f"nested more than {MAX_DEPTH} levels deep")
             return
         await self.app(scope, body_then(body, receive), send)
-
-    def _too_large(self, size: int | None) -> str:
-        got = f" ({size:,} bytes)" if size is not None else ""
-        return f"the request body is too large{got}; at most {self.limit:,} bytes"
 
     async def _refuse(self, scope, receive, send, status: int, detail: str) -> None:
         response = JSONResponse({"detail": detail}, status_code=status, headers={"Connection": "close"})
