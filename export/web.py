@@ -3,18 +3,19 @@
 ``build_web(out)`` writes into ``out`` a site any static file server can serve (browsers load modules
 and WebAssembly over http(s), not from ``file://``; ``python -m http.server -d DIR`` will do)::
 
-    index.html              the page's index.html, starting static/boot.js instead of static/app.js
-    static/                 the page (hearts_app/serve/static: app.js, style.css, ...)
-    static/boot.js          static mode: the page's api/v1 requests answered in the browser, then app.js
+    index.html              the page (clients/web/index.html, as it is)
+    static/                 the page's files (clients/web/static: main.js, app.js, style.css)
     static/js/              the JavaScript client (clients/js/src: engine, encoder and policy, local_api)
     static/ort/             onnxruntime-web (ort.wasm.min.mjs and its single-threaded WebAssembly)
+    config.json             the page's back end: {"backend": "local", "models": ..., "runtime": ...}
     models/models.json      the policies offered: {"models": [{"spec", "model", "manifest", "rules", "description"}]}
     models/<spec>/          each shipped exported policy: policy.onnx and policy.json
 
-One page for both ways: in static mode ``clients/js/src/local_api.js`` answers the same requests with
-the same JSON as the server (``hearts_app/serve/view.py``), from the JavaScript engine, the computer
-seats played by the exported policies (onnxruntime-web) or the random agent, deals from the
-browser's ``crypto.getRandomValues``, the games in its ``localStorage``.
+One page for both ways (:data:`PAGE_DIR`, which ``hearts serve`` serves too, with a config.json of
+its own): the page reads config.json and, here, takes ``clients/js/src/local_api.js`` as its back
+end, which answers the same requests with the same JSON as the server (``hearts_app/serve/view.py``),
+from the JavaScript engine, the computer seats played by the exported policies (onnxruntime-web) or
+the random agent, deals from the browser's ``crypto.getRandomValues``, the games in its ``localStorage``.
 
 The opponents are the levels of the difficulty ladders given (``levels``: folders written by
 ``hearts export --ladder NAME --out DIR``, export/ladder.py; each level offered by its name, easiest
@@ -34,37 +35,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGE_DIR = ROOT / "hearts_app" / "serve" / "static"
+#: The page, one for the server and the static build: index.html and static/ (main.js, app.js, style.css).
+PAGE_DIR = ROOT / "clients" / "web"
 CLIENT_DIR = ROOT / "clients" / "js"
 POLICIES_DIR = ROOT / "agents" / "policies"
 #: What the page needs of onnxruntime-web: the ES module and the single-threaded WebAssembly it loads.
 ORT_FILES = ("ort.wasm.min.mjs", "ort-wasm-simd-threaded.mjs", "ort-wasm-simd-threaded.wasm")
 MODELS_FORMAT = "hearts-lab-web-models"
-#: The page's script tag, pointed at the boot script in the build.
-_APP_SCRIPT = re.compile(r'(<script\b[^>]*\bsrc=")(?:\./)?static/app\.js(")')
-
-BOOT_JS = """\
-// Written by `hearts export --web` (export/web.py): the page in static mode. Its requests to api/v1/...
-// are answered in this browser by js/local_api.js (the JavaScript engine; the computer seats played by
-// the exported policies in ../models with onnxruntime-web, or by the random agent), then the page's own
-// app.js starts, as it does under `hearts serve`.
-import * as ort from './ort/ort.wasm.min.mjs';
-import { startStaticMode } from './js/local_api.js';
-
-try {
-  await startStaticMode(ort, {
-    models: new URL('../models/models.json', import.meta.url),
-    wasmPaths: new URL('./ort/', import.meta.url).href,
-  });
-} catch (err) {
-  const note = document.createElement('p');
-  note.setAttribute('role', 'alert');
-  note.textContent = `The game cannot start in this browser: ${err.message ?? err}`;
-  document.body.prepend(note);
-  throw err;
-}
-await import('./app.js');
-"""
+#: The build's config.json: the page's back end is the browser's own (clients/js/src/local_api.js).
+PAGE_CONFIG = {"backend": "local", "models": "models/models.json", "runtime": "static/ort/"}
 
 
 class WebBuildError(Exception):
@@ -133,13 +112,8 @@ def build_web(out: str | Path, page_dir: Path = PAGE_DIR, client_dir: Path = CLI
     ``levels``: ladder exports whose levels come first. A folder that is not empty must be an earlier
     build (it is replaced). Raises :class:`WebBuildError`."""
     out = Path(out)
-    index = page_dir / "index.html"
-    if not index.is_file() or not (page_dir / "app.js").is_file():
-        raise WebBuildError(f"the page is not in {page_dir} (index.html and app.js)")
-    html, found = _APP_SCRIPT.subn(r"\1static/boot.js\2", index.read_text(encoding="utf-8"))
-    if found != 1:
-        raise WebBuildError(f"{index} does not load static/app.js in one <script src=...> tag: "
-                            "the build cannot start it in static mode")
+    if not (page_dir / "index.html").is_file() or not (page_dir / "static" / "main.js").is_file():
+        raise WebBuildError(f"the page is not in {page_dir} (index.html and static/main.js)")
     sources = sorted((client_dir / "src").glob("*.js"))
     if not (client_dir / "src" / "local_api.js").is_file():
         raise WebBuildError(f"the JavaScript client is not in {client_dir / 'src'} (local_api.js, engine.js, hearts.js)")
@@ -170,15 +144,16 @@ def build_web(out: str | Path, page_dir: Path = PAGE_DIR, client_dir: Path = CLI
     for old in ("static", "models"):
         shutil.rmtree(out / old, ignore_errors=True)
     out.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(page_dir / "index.html", out / "index.html")
     static = out / "static"
-    shutil.copytree(page_dir, static, ignore=shutil.ignore_patterns("index.html", "__pycache__"))
+    shutil.copytree(page_dir / "static", static, ignore=shutil.ignore_patterns("__pycache__"))
     (static / "js").mkdir()
     for source in sources:
         shutil.copy2(source, static / "js" / source.name)
     (static / "ort").mkdir()
     for name in ORT_FILES:
         shutil.copy2(ort_dir / name, static / "ort" / name)
-    (static / "boot.js").write_text(BOOT_JS, encoding="utf-8")
+    (out / "config.json").write_text(json.dumps(PAGE_CONFIG, indent=1) + "\n", encoding="utf-8")
 
     entries = []
     for (spec, model, manifest_file, description), manifest, rules in zip(offered, manifests, rules_names):
@@ -199,5 +174,4 @@ def build_web(out: str | Path, page_dir: Path = PAGE_DIR, client_dir: Path = CLI
                         "rules": rules, "description": description})
     (out / "models" / "models.json").write_text(
         json.dumps({"format": MODELS_FORMAT, "version": 1, "models": entries}, indent=1) + "\n", encoding="utf-8")
-    (out / "index.html").write_text(html, encoding="utf-8")
     return {"index": out / "index.html", "models": names}

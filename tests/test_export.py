@@ -5,9 +5,9 @@ One small policy (``PolicyNet(hidden=[32])``, classic rules) is exported once wi
 
 * the file meets the contract (one file, opset 17, names, types, dynamic batch, metadata) and the
   manifest describes it (sha256, observation layout, rules, provenance);
-* parity: torch, onnxruntime in Python, onnxruntime-node (``clients/js/run_tests.sh``) and the browser
-  page (headless Chromium, onnxruntime-web) pick the same cards with probabilities within 1e-5; the page
-  also picks Python's golden cards for every level of the shipped classic and two-player ladders
+* parity: torch, onnxruntime in Python, onnxruntime-node (``clients/js/run_tests.sh``) and the client in
+  the browser (headless Chromium, onnxruntime-web) pick the same cards with probabilities within 1e-5; the
+  browser also picks Python's golden cards for every level of the shipped classic and two-player ladders
   (``hearts export --ladder``);
 * ``onnx:PATH`` plays the arena exactly like the checkpoint it came from;
 * mismatched manifests are refused with clear errors, in Python and in JavaScript (the JavaScript
@@ -247,20 +247,40 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+#: Run in the page: the client (clients/js/src/hearts.js) on onnxruntime-web, the policy of an export
+#: served under /fixtures-under-test/, its pick for the sample record and for every golden record.
+_PICKS_IN_THE_BROWSER = """async () => {
+  const ort = await import('/node_modules/onnxruntime-web/dist/ort.wasm.min.mjs');
+  const { chooseCard, loadPolicy } = await import('/src/hearts.js');
+  ort.env.wasm.numThreads = 1;
+  ort.env.wasm.wasmPaths = '/node_modules/onnxruntime-web/dist/';
+  const get = async (name) => (await fetch(`/fixtures-under-test/${name}`)).json();
+  const [manifest, record, golden] = await Promise.all([get('policy.json'), get('sample_record.json'), get('golden.json')]);
+  const session = await loadPolicy(ort, '/fixtures-under-test/policy.onnx', manifest);
+  const pick = async (r) => {
+    const choice = await chooseCard(session, r);
+    return { action: choice.action, card: choice.card, probabilities: Array.from(choice.probabilities) };
+  };
+  const picks = [];
+  for (const c of golden.cases) picks.push(await pick(c.record));
+  return [await pick(record), picks];
+}"""
+
+
 @pytest.fixture
-def browser_page(tmp_path):
-    """The demo page (clients/js/web/) in headless Chromium, onnxruntime-web: ``browser_page(folder)``
-    serves an export's ``folder`` under /fixtures-under-test/, opens the page on its ``policy.onnx``,
-    ``policy.json``, ``sample_record.json`` and ``golden.json``, and returns the page's result for the
-    record and its picks for every golden record. Skips where chromium or onnxruntime-web are missing."""
+def browser_page():
+    """The JavaScript client in headless Chromium (Playwright), onnxruntime-web: ``browser_page(folder)``
+    serves clients/js and an export's ``folder`` under /fixtures-under-test/ and returns the client's
+    result for the folder's ``sample_record.json`` and its picks for every record of its ``golden.json``.
+    Skips where chromium, Playwright or onnxruntime-web are missing."""
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if chromium is None:
         pytest.skip("chromium is not installed (apt-get install chromium) — the browser check needs it")
+    playwright = pytest.importorskip("playwright.sync_api")
     if not (CLIENT / "node_modules" / "onnxruntime-web" / "dist").is_dir():
         if shutil.which("npm") is None:
             pytest.skip("npm is not installed: onnxruntime-web for the page cannot be installed")
         subprocess.run([str(CLIENT / "setup.sh")], check=True, timeout=300)
-    runs = iter(range(1_000))
 
     def run(folder: Path) -> tuple[dict, list[dict]]:
         handler = type("Handler", (_Handler,), {"export_dir": Path(folder)})
@@ -268,27 +288,19 @@ def browser_page(tmp_path):
         thread = threading.Thread(target=server.serve_forever, daemon=True)
         thread.start()
         try:
-            port = server.server_address[1]
-            url = (f"http://127.0.0.1:{port}/web/index.html?model=/fixtures-under-test/policy.onnx"
-                   "&manifest=/fixtures-under-test/policy.json&record=/fixtures-under-test/sample_record.json"
-                   "&golden=/fixtures-under-test/golden.json")
-            page = subprocess.run(
-                [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--disable-dev-shm-usage", f"--user-data-dir={tmp_path / f'chromium-{next(runs)}'}",
-                 "--virtual-time-budget=30000", "--dump-dom", url],
-                capture_output=True, text=True, timeout=120,
-            )
+            with playwright.sync_playwright() as p:
+                browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox", "--disable-gpu",
+                                                                            "--disable-dev-shm-usage"])
+                try:
+                    page = browser.new_page()
+                    page.goto(f"http://127.0.0.1:{server.server_address[1]}/test/")  # a page of the origin
+                    result, picks = page.evaluate(_PICKS_IN_THE_BROWSER)
+                finally:
+                    browser.close()
         finally:
             server.shutdown()
             server.server_close()
-        found = re.search(r'<pre id="result" data-status="(\w+)">(.*?)</pre>', page.stdout, re.S)
-        assert found, f"no result on the page:\n{page.stdout[-2000:]}\n{page.stderr[-2000:]}"
-        status, text = found.groups()
-        assert status == "done", f"the page failed: {text}"
-        picks = re.search(r'<pre id="golden-result" hidden="">(.*?)</pre>', page.stdout, re.S)
-        assert picks, f"no golden picks on the page:\n{page.stdout[-2000:]}"
-        return json.loads(text), json.loads(picks.group(1))
+        return result, picks
 
     return run
 

@@ -1,7 +1,7 @@
 """The static web build (``hearts export --web DIR``, export/web.py) and the page's API answered in
 JavaScript (clients/js/src/local_api.js).
 
-* the build: the page, its boot script, the JavaScript client, onnxruntime-web and the shipped policies
+* the build: the page as it is, its config.json, the JavaScript client, onnxruntime-web and the shipped policies
   land in DIR, every module import resolves inside it, an earlier build is replaced and a foreign folder
   refused, a missing onnxruntime-web is named with what to run;
 * the local API against the server: the Node test (clients/js/test/local_api.test.js) plays a whole quick
@@ -35,7 +35,7 @@ import numpy as np
 import pytest
 
 from export.golden_games import variants
-from export.web import CLIENT_DIR, ORT_FILES, POLICIES_DIR, WebBuildError, build_web, find_levels, find_policies
+from export.web import CLIENT_DIR, ORT_FILES, PAGE_DIR, POLICIES_DIR, WebBuildError, build_web, find_levels, find_policies
 from hearts_app.serve import view as views
 from hearts_app.serve.games import refusal
 from hearts_app.session.match import Match
@@ -66,11 +66,12 @@ def site(tmp_path_factory):
 def test_build_holds_the_page_client_runtime_and_policies(site):
     out, written = site
     assert written["models"] == [spec for spec, _ in find_policies()] and "ppo-classic" in written["models"]
-    html = (out / "index.html").read_text()
-    assert 'src="static/boot.js"' in html and "static/app.js" not in html
-    page = ROOT / "hearts_app" / "serve" / "static"
-    for name in ("app.js", "style.css"):
-        assert (out / "static" / name).read_bytes() == (page / name).read_bytes()
+    # The page as it is (the one hearts serve serves), handed the browser's back end by config.json.
+    assert (out / "index.html").read_bytes() == (PAGE_DIR / "index.html").read_bytes()
+    for source in (PAGE_DIR / "static").iterdir():
+        assert (out / "static" / source.name).read_bytes() == source.read_bytes()
+    config = json.loads((out / "config.json").read_text())
+    assert config["backend"] == "local" and (out / config["models"]).is_file() and (out / config["runtime"]).is_dir()
     for source in (CLIENT_DIR / "src").glob("*.js"):
         assert (out / "static" / "js" / source.name).read_bytes() == source.read_bytes()
     for name in ORT_FILES:
@@ -83,7 +84,7 @@ def test_build_holds_the_page_client_runtime_and_policies(site):
     assert (out / "models" / entry["model"]).read_bytes() == (shipped / "policy.onnx").read_bytes()
     assert (out / "models" / entry["manifest"]).read_bytes() == (shipped / "policy.json").read_bytes()
     # Every relative import of the build's own modules names a file of the build.
-    for module in [out / "static" / "boot.js", *(out / "static" / "js").glob("*.js")]:
+    for module in [*(out / "static").glob("*.js"), *(out / "static" / "js").glob("*.js")]:
         for target in re.findall(r"""(?:import|from)\s*\(?\s*['"](\.{1,2}/[^'"]+)['"]""", module.read_text()):
             assert (module.parent / target).resolve().is_file(), f"{module.name} imports {target}: not in the build"
 
@@ -92,7 +93,7 @@ def test_build_replaces_an_earlier_build_and_refuses_other_folders(site, tmp_pat
     out, _ = site
     (out / "static" / "stale.js").write_text("// from an earlier build")
     build_web(out)
-    assert not (out / "static" / "stale.js").exists() and (out / "static" / "boot.js").is_file()
+    assert not (out / "static" / "stale.js").exists() and (out / "static" / "main.js").is_file()
     foreign = tmp_path / "photos"
     foreign.mkdir()
     (foreign / "holiday.jpg").write_bytes(b"jpeg")
@@ -436,6 +437,14 @@ def play_to_game_over(page) -> tuple[int, int]:
     return summaries, plays
 
 
+def stored_view(page, game: str) -> dict:
+    """The view of a game kept in the page's storage, as the build's own LocalApi gives it (GET games/ID)."""
+    return page.evaluate("""async (id) => {
+      const { LocalApi, randomAgent } = await import('./static/js/local_api.js');
+      return (await new LocalApi({ agents: [randomAgent()] }).fetch(`api/v1/games/${id}`)).json();
+    }""", game)
+
+
 def type_card(page, card: str) -> None:
     """Choose or play a card by the keyboard, as a person types it ("qs", "10h", Enter)."""
     page.keyboard.type((("10" if card[0] == "T" else card[0]) + card[1]).lower())
@@ -468,7 +477,7 @@ def test_static_build_plays_a_whole_quick_game_in_chromium(served_site, tmp_path
         assert page.evaluate("document.body.dataset.state") == "over"
         sync_api.expect(page.locator("#gameover")).to_be_visible()
         game = page.url.split("game=")[1].split("&")[0]
-        view = page.evaluate(f"fetch('api/v1/games/{game}').then(r => r.json())")
+        view = stored_view(page, game)
         assert view["phase"] == "over" and max(view["scores"]) >= 50
         shown = [int(x) for x in page.locator("#gameover td:nth-child(3)").all_inner_texts()]
         assert shown == view["scores"]
@@ -536,7 +545,7 @@ def test_static_build_plays_every_level_at_rules_other_than_the_presets_in_chrom
             play_to_game_over(page)
             assert page.evaluate("document.body.dataset.state") == "over"
             game = page.url.split("game=")[1].split("&")[0]
-            view = page.evaluate(f"fetch('api/v1/games/{game}').then(r => r.json())")
+            view = stored_view(page, game)
             assert view["phase"] == "over" and max(view["scores"]) >= 50
             assert [p["name"] for p in view["players"]][1:] == opponents
             rules = view["rules"]

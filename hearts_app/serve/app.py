@@ -2,7 +2,8 @@
 
 Routes (``docs/serve.md`` has them with examples; OpenAPI at ``/docs`` and ``/openapi.json``):
 
-* ``GET /`` the page (``static/index.html``), ``/static/...`` its files;
+* ``GET /`` the page (``clients/web/index.html``, ``export.web.PAGE_DIR``), ``/static/...`` its files,
+  ``GET /config.json`` its back end (``{"backend": "http"}``: this server);
 * ``GET /api/v1/options`` presets, options and their choices, the offered agents;
 * ``POST /api/v1/games``, ``GET /api/v1/games/{id}``, ``POST /api/v1/games/{id}/play``,
   ``GET /api/v1/games/{id}/record``: the games (``games.GameStore``; views from ``view``);
@@ -38,6 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 import numpy as np
 
 import hearts_env
+from export.web import PAGE_DIR
 from hearts_env import cards
 from hearts_env.rule_space import OFFERED_CHOICES
 from hearts_env.rules import PRESETS
@@ -47,7 +49,6 @@ from . import bots as bots_module
 from .bots import MAX_BODY, BotError, Bots
 from .games import GameError, GameStore, default_opponents
 
-STATIC_DIR = Path(__file__).parent / "static"
 
 def option_choices() -> dict[str, list]:
     """Each option the page sets, with its choices (the real ``Rules`` field names and values): the
@@ -388,15 +389,20 @@ def create_app(offered: Sequence[str], games_dir: str | Path, seed: int | None =
 
     # ---- the page ------------------------------------------------------------------------------
 
-    app.mount("/static", StaticFiles(directory=STATIC_DIR, check_dir=False), name="static")
+    # The page is the static build's too (clients/web): handed this server as its back end.
+    app.mount("/static", StaticFiles(directory=PAGE_DIR / "static", check_dir=False), name="static")
+
+    @app.get("/config.json", include_in_schema=False)
+    def page_config():
+        return {"backend": "http"}
 
     @app.get("/", include_in_schema=False)
     def index():
-        page = STATIC_DIR / "index.html"
+        page = PAGE_DIR / "index.html"
         if page.is_file():
             return FileResponse(page, media_type="text/html")
-        return HTMLResponse("<!doctype html><title>Hearts Lab</title><p>The page is not installed; "
-                            "the API is at <a href='/docs'>/docs</a>.</p>")
+        return HTMLResponse("<!doctype html><title>Hearts Lab</title><p>The page is not here (it is served from "
+                            "clients/web of a clone of the project); the API is at <a href='/docs'>/docs</a>.</p>")
 
     # ---- games ---------------------------------------------------------------------------------
 

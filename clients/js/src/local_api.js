@@ -7,7 +7,7 @@
 //   const api = new LocalApi({ agents: [policyAgent('ppo-classic', manifest, () => loadPolicy(ort, url, manifest)),
 //                                       randomAgent()] });   // storage: localStorage (memoryStorage() in Node)
 //   const response = await api.fetch('api/v1/games', { method: 'POST', body: '{"preset": "quick"}' });
-//   installFetch(api);   // the page's fetch('api/v1/...') now answered by `api`
+//   startPage(api);      // the page (clients/web/static/app.js) with this back end: localBackend() below
 //
 // Routes: GET options, POST games, GET games/{id}, POST games/{id}/play, GET games/{id}/record.
 // tests/test_web_build.py checks the answers against the server's, field for field, on the golden games.
@@ -459,6 +459,7 @@ export class LocalApi {
       }
     }
     opponents = [...opponents];
+    for (const spec of new Set(opponents)) this.agentFor(spec, rules).warm?.(); // their models load during the pass
     let id;
     do id = newId(this.randomBelow); while (this.storage.getItem(STORAGE_PREFIX + id) !== null);
     const entry = { format: STORED_FORMAT, version: 1, id, opponents, events: [], hands: [],
@@ -644,57 +645,20 @@ function gameRules(preset, overrides) {
 }
 
 // ------------------------------------------------------------------------------------------
-// Static mode: the page's requests answered here
+// The page's back end in the static build
 // ------------------------------------------------------------------------------------------
 
 /**
- * Routes the page's API requests to `api`: fetch() of a URL of this page's origin whose path holds
- * /api/v1/ is answered by `api.fetch`, any other goes to the network; a click on a link to the API
- * (the record's download link) is answered too, as a downloaded file.
+ * The page's back end in the static build (clients/web/static/main.js starts the page with it when
+ * the build's config.json says "local"): a LocalApi over onnxruntime-web `ort`, set to single-threaded
+ * WebAssembly from `wasmPaths`, offering the policies of `models` (models.json's URL) and the random
+ * agent. A model loads when a game first needs it (LocalApi warms the seats' agents when it creates
+ * the game), not before.
  */
-export function installFetch(api, { window: win = globalThis } = {}) {
-  const networkFetch = win.fetch.bind(win);
-  const ours = (url) => {
-    const resolved = new URL(url, win.document?.baseURI ?? win.location?.href);
-    return (!win.location || resolved.origin === win.location.origin) && resolved.pathname.includes(`/${API_PATH}`);
-  };
-  win.fetch = (input, init) => {
-    const url = typeof input === 'string' || input instanceof URL ? String(input) : input.url;
-    return ours(url) ? api.fetch(new URL(url, win.document?.baseURI ?? win.location?.href).href, init) : networkFetch(input, init);
-  };
-  win.document?.addEventListener('click', async (event) => {
-    const link = event.target?.closest?.('a[href]');
-    if (!link || !ours(link.href)) return;
-    event.preventDefault();
-    const response = await api.fetch(link.href);
-    const file = /filename="([^"]+)"/.exec(response.headers.get('Content-Disposition') ?? '')?.[1] ?? 'hearts-game.jsonl';
-    if (!response.ok) {
-      win.alert?.((await response.json()).detail);
-      return;
-    }
-    const save = win.document.createElement('a');
-    save.href = URL.createObjectURL(await response.blob());
-    save.download = file;
-    save.click();
-    setTimeout(() => URL.revokeObjectURL(save.href), 10_000);
-  }, true);
-}
-
-/**
- * Start the page in static mode (the build's boot script calls it before it loads the page's
- * app.js): onnxruntime-web `ort` set to single-threaded WebAssembly from `wasmPaths`, the policies
- * of `models` (models.json's URL) offered with the random agent, the page's API answered here.
- */
-export async function startStaticMode(ort, { models, wasmPaths }) {
+export async function localBackend(ort, { models, wasmPaths }) {
   ort.env.wasm.numThreads = 1; // no cross-origin isolation needed: any static file server
   ort.env.wasm.wasmPaths = wasmPaths;
   const response = await fetch(models);
   if (!response.ok) throw new Error(`cannot fetch ${models}: HTTP ${response.status}`);
-  const agents = await loadAgents(ort, models, await response.json());
-  const api = new LocalApi({ agents });
-  installFetch(api);
-  // The models load while the player sets up a game, so the first opponent's card need not wait.
-  setTimeout(() => agents.forEach((agent) => agent.warm?.()), 0);
-  return api;
+  return new LocalApi({ agents: await loadAgents(ort, models, await response.json()) });
 }
-

@@ -284,16 +284,35 @@ test('a policy loads once, at warm() or its first card, and again after a load t
   await new Promise((resolve) => setTimeout(resolve, 10));
   assert.equal(loads, 1);
   const v = (await call(api, 'POST', 'games', { preset: 'classic' })).body; // seat 0 passes first
+  await new Promise((resolve) => setTimeout(resolve, 10));
+  assert.equal(loads, 2); // a new game starts loading its opponents' models (they load during the pass)
   let failed;
   for (const card of v.hand.slice(0, 3)) failed = await call(api, 'POST', `games/${v.id}/play`, { card });
   assert.equal(failed.status, 500);
-  assert.equal(loads, 2);
+  assert.equal(loads, 3);
   assert.match(failed.body.detail, /failed: Error: offline/);
   broken = false;
   agent.warm();
   agent.warm();
   await new Promise((resolve) => setTimeout(resolve, 50));
-  assert.equal(loads, 3);
+  assert.equal(loads, 4);
+});
+
+test('a model loads only when a game seats its agent', async () => {
+  const manifest = JSON.parse(readFileSync(path.join(fixtures, 'policy.json'), 'utf8'));
+  let loads = 0;
+  const agent = policyAgent('ppo-classic', manifest, () => {
+    loads += 1;
+    return loadPolicy(ort, readFileSync(path.join(fixtures, 'policy.onnx')), manifest);
+  });
+  const api = new LocalApi({ agents: [agent, randomAgent()], storage: memoryStorage() });
+  await call(api, 'GET', 'options');
+  await call(api, 'POST', 'games', { preset: 'classic', opponents: ['random', 'random', 'random'] });
+  await new Promise((resolve) => setTimeout(resolve, 10));
+  assert.equal(loads, 0);
+  await call(api, 'POST', 'games', { preset: 'classic', opponents: ['random', 'ppo-classic', 'ppo-classic'] });
+  await new Promise((resolve) => setTimeout(resolve, 10));
+  assert.equal(loads, 1);
 });
 
 test('a spec may name one agent per rules (a ladder level of the classic and of the two-player game)', async () => {

@@ -1,6 +1,8 @@
-// Hearts Lab in the browser: the page over the JSON API (/api/v1/...). No build step, no libraries.
+// Hearts Lab in the browser: the page over the JSON API (api/v1/...). No build step, no libraries.
 //
-// The server holds the game; this page only shows the view it gets back (what seat 0, "you", may
+// startPage(backend) starts it (main.js): `backend.fetch(path, init)` answers the API's requests, the
+// game server's over HTTP under `hearts serve`, or the browser's own (clients/js/src/local_api.js) in
+// the static build. The back end holds the game; this page only shows the view it gets back (what seat 0, "you", may
 // see) and sends one card at a time: a pass pick during passing, a card during play. An answer
 // carries the events since your last card (the opponents' cards, the tricks, the hand's score):
 // the page replays them one by one at the chosen pace (the "Pace" setting; ?fast=1 plays them
@@ -9,6 +11,7 @@
 // game (?game=<id>), so a reload continues it; the log of what you saw is kept in localStorage.
 
 const API = "api/v1";
+let backend = null; // what answers the API's requests (startPage)
 const RANKS = "23456789TJQKA";
 const SUITS = {
   C: { sym: "♣", name: "clubs", red: false },
@@ -138,7 +141,7 @@ function detailText(data, res) {
 async function api(path, options = {}) {
   let res;
   try {
-    res = await fetch(`${API}/${path}`, {
+    res = await backend.fetch(`${API}/${path}`, {
       headers: { "Content-Type": "application/json", Accept: "application/json" },
       ...options,
     });
@@ -935,6 +938,23 @@ function refusalText(card, verb, detail) {
   return sentence.charAt(0).toUpperCase() + sentence.slice(1);
 }
 
+/** The game's record from the back end, saved as a file (a link to the API would reach only a server). */
+async function downloadRecord(event) {
+  event.preventDefault();
+  const link = event.currentTarget;
+  try {
+    const res = await backend.fetch(link.getAttribute("href"));
+    if (!res.ok) throw new ApiError(detailText(await res.json().catch(() => null), res), res.status, null);
+    const save = document.createElement("a");
+    save.href = URL.createObjectURL(await res.blob());
+    save.download = link.getAttribute("download");
+    save.click();
+    setTimeout(() => URL.revokeObjectURL(save.href), 10_000);
+  } catch (err) {
+    showMessage(`Could not get the record: ${err.message}`);
+  }
+}
+
 async function reloadGame(id) {
   try {
     render(await api(`games/${encodeURIComponent(id)}`));
@@ -1281,6 +1301,7 @@ async function main() {
   $("gameover-close").addEventListener("click", () => $("gameover").close());
   document.addEventListener("keydown", onKey);
   window.addEventListener("resize", layoutHand);
+  for (const link of [$("record-link"), $("record-link-over")]) link.addEventListener("click", downloadRecord);
 
   const id = params.get("game");
   if (!id) {
@@ -1297,4 +1318,8 @@ async function main() {
   }
 }
 
-main();
+/** Start the page with `api` as its back end: an object whose fetch(path, init) answers api/v1/... */
+export function startPage(api) {
+  backend = api;
+  return main();
+}

@@ -1,0 +1,30 @@
+// The page's start: config.json beside index.html says which back end answers its api/v1 requests.
+// `hearts serve` answers {"backend": "http"}: the game server, by fetch(). The static build
+// (`hearts export --web`, export/web.py) writes {"backend": "local", "models": ..., "runtime": ...}: the
+// browser's own (clients/js/src/local_api.js, copied to static/js/), its opponents the exported
+// policies run by onnxruntime-web (static/ort/). The page (app.js) is the same either way.
+import { startPage } from './app.js';
+
+const configUrl = new URL('../config.json', import.meta.url);
+
+async function backendOf(config) {
+  if (config.backend === 'http') return { fetch: (path, init) => fetch(path, init) };
+  if (config.backend === 'local') {
+    const [ort, { localBackend }] = await Promise.all([import('./ort/ort.wasm.min.mjs'), import('./js/local_api.js')]);
+    return localBackend(ort, { models: new URL(config.models, configUrl),
+      wasmPaths: new URL(config.runtime, configUrl).href });
+  }
+  throw new Error(`config.json names no back end this page knows (http or local): ${JSON.stringify(config.backend)}`);
+}
+
+try {
+  const response = await fetch(configUrl);
+  if (!response.ok) throw new Error(`cannot fetch ${configUrl}: HTTP ${response.status}`);
+  await startPage(await backendOf(await response.json()));
+} catch (err) {
+  const note = document.createElement('p');
+  note.setAttribute('role', 'alert');
+  note.textContent = `The game cannot start in this browser: ${err.message ?? err}`;
+  document.body.prepend(note);
+  throw err;
+}
