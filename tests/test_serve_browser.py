@@ -5,7 +5,7 @@ Headless Chromium plays whole games of the quick preset (to 50) against easy bot
 desktop (1280x800), at the fastest pace (``?fast=1``: the bots' cards are replayed without delay):
 
 * passing: three cards chosen, one put back (undo, and by clicking it again), then "Pass left →";
-* a refused card, with the server's reason shown and nothing changed;
+* a refused card, refused by the page (no request) with the view's reason shown and nothing changed;
 * the turn marker: every change of the marked seat is recorded (a MutationObserver), and it goes
   round the table seat by seat; the status never says "Your turn" while another seat is marked;
 * the hand summary dialog ("Next hand"), the scores, the game over dialog, the record, "New game";
@@ -230,15 +230,20 @@ def pass_with_undo(page, phone: bool) -> None:
 
 
 def refuse_a_card(page, phone: bool) -> None:
+    """A card the rules refuse: refused by the page in the view's words, with no request sent."""
     hand, legal = hand_cards(page), legal_cards(page)
     illegal = next(c for c in hand if c not in legal)
-    touch_card(page, illegal, phone)
+    assert page.locator(f'#hand button[data-card="{illegal}"]').get_attribute("aria-disabled") == "true"
+    requests: list[str] = []
+    page.on("request", lambda r: requests.append(r.url) if "/api/" in r.url else None)
+    touch_card(page, illegal, phone, checked=False)  # (Playwright's own check waits for an enabled button)
     message = page.locator("#message")
-    expect(message).to_contain_text("cannot be played now: ")  # and the reason, from the server
+    expect(message).to_contain_text("cannot be played now: ")  # and the reason, from the view
     reason = message.inner_text().split("cannot be played now: ")[1].strip()
     assert any(word in reason for word in ("follow", "first trick", "hearts", "Q♠", "lead")), reason
     assert hand_cards(page) == hand and legal_cards(page) == legal  # nothing changed
     assert wait_idle(page) == "your-turn"
+    assert not requests, requests  # refused in the page: nothing asked of the server
 
 
 def check_turns(page) -> None:

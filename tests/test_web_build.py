@@ -38,7 +38,7 @@ from export.golden_games import variants
 from export.web import CLIENT_DIR, ORT_FILES, PAGE_DIR, POLICIES_DIR, WebBuildError, build_web, find_levels, find_policies
 from hearts_app.serve import view as views
 from hearts_app.serve.games import refusal
-from hearts_app.session.match import Match
+from hearts_app.session.match import Match, refusal_reason
 from hearts_env import cards, deal, engine
 from hearts_env.rules import Rules
 
@@ -167,6 +167,7 @@ def _types(value, path: str, into: dict[str, set[str]]) -> None:
     into.setdefault(path, set()).add(kind)
     if isinstance(value, dict):
         for key, item in value.items():
+            key = "<card>" if path == "refused" else key  # (a map by card: its keys are the hand's)
             _types(item, f"{path}.{key}" if path else key, into)
     elif isinstance(value, list):
         for item in value:
@@ -246,7 +247,7 @@ def test_local_api_answers_as_the_server(tmp_path):
     for key in ("bad_card", "missing", "over_play"):
         assert js[key] == python[key], key
     assert js["refused"][0] == python["refused"][0] == 409
-    assert list(js["refused"][1]) == list(python["refused"][1]) == ["detail", "legal"]
+    assert list(js["refused"][1]) == list(python["refused"][1]) == ["detail", "legal", "reason"]
 
     py_shapes, js_shapes = _shapes(python["views"]), _shapes(js["views"])
     assert set(js_shapes) == set(py_shapes) == {"pass", "play", "over"}
@@ -264,7 +265,12 @@ def _refusals(match: Match) -> list[dict]:
     held = match.hand(0)
     not_held = next(c for c in range(52) if c not in held)
     wrong = [c for c in held if c not in legal] + [not_held]
-    return [{"card": cards.card_text(c), "detail": refusal(match, c, legal), "legal": views.texts(legal)} for c in wrong]
+    out = []
+    for c in wrong:
+        answer = {"card": cards.card_text(c), "detail": refusal(match, c, legal), "legal": views.texts(legal)}
+        reason = refusal_reason(match, c, legal)
+        out.append(answer if reason is None else {**answer, "reason": reason})
+    return out
 
 
 def _parity_games(golden: dict) -> list[dict]:

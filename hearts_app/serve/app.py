@@ -377,6 +377,8 @@ def create_app(offered: Sequence[str], games_dir: str | Path, seed: int | None =
         body: dict[str, Any] = {"detail": err.detail}
         if err.legal is not None:
             body["legal"] = list(err.legal)
+        if err.reason is not None:
+            body["reason"] = err.reason
         return JSONResponse(body, status_code=err.status)
 
     @app.exception_handler(BotError)

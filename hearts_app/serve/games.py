@@ -39,7 +39,7 @@ from hearts_env import cards
 from hearts_env.rules import PRESETS, Rules, RulesError
 
 from ..session import records
-from ..session.match import Event, Match, why_not
+from ..session.match import Event, Match, refusal_reason, why_not
 from . import view as views
 
 HUMAN = 0
@@ -54,11 +54,13 @@ DEFAULT_OPPONENTS = ("easy", "normal", "hard")
 
 class GameError(Exception):
     """A request about a game that cannot be done: an HTTP status and a one-line ``detail``
-    (``legal``: the legal cards, for a refused card)."""
+    (``legal``: the legal cards, for a refused card; ``reason``: the refusal's code, for the page to
+    word in its player's language: ``match.refusal_reason``'s, or ``not_your_turn``)."""
 
-    def __init__(self, status: int, detail: str, legal: Sequence[str] | None = None):
+    def __init__(self, status: int, detail: str, legal: Sequence[str] | None = None,
+                 reason: dict[str, str] | None = None):
         super().__init__(detail)
-        self.status, self.detail, self.legal = status, detail, legal
+        self.status, self.detail, self.legal, self.reason = status, detail, legal, reason
 
 
 @dataclasses.dataclass(eq=False)
@@ -254,16 +256,17 @@ class GameStore:
         with self.locked(game_id) as game:
             m = game.match
             if m.over:
-                raise GameError(409, "the game is over", legal=[])
+                raise GameError(409, "the game is over", legal=[], reason={"code": "game_over"})
             events: list[Event] = []
             if m.to_act != HUMAN:  # an agent failed in an earlier request: let the agents try again
                 events += self._agents_play(game)
                 game.events = views.public_events(events, m)
             if m.over or m.to_act != HUMAN:
-                raise GameError(409, "it is not your turn", legal=[])
+                raise GameError(409, "it is not your turn", legal=[], reason={"code": "not_your_turn"})
             legal = m.legal()
             if card not in legal:
-                raise GameError(409, refusal(m, card, legal), legal=views.texts(legal))
+                raise GameError(409, refusal(m, card, legal), legal=views.texts(legal),
+                                reason=refusal_reason(m, card, legal))
             events += m.step(card)
             try:
                 events += self._agents_play(game)

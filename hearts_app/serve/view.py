@@ -22,6 +22,7 @@ from hearts_env import cards, scoring
 
 from ..session.match import (
     Event,
+    refusal_reason,
     Exchanged,
     GameOver,
     HandScored,
@@ -114,6 +115,10 @@ def view(game_id: str, match: Match, opponents: Sequence[str], events: Sequence[
                      "picks_left": m.rules.pass_count - len(chosen), "chosen": texts(chosen)}
     received = m.received(HUMAN) if not over else []
     scores = m.scores
+    legal = m.legal() if your_turn else []
+    # Why each card of the hand that may not be taken now may not: the page refuses it before any request.
+    refused = {cards.card_text(c): refusal_reason(m, c, legal) for c in sorted(m.hand(HUMAN))
+               if c not in legal} if your_turn else {}
     return {
         "id": game_id,
         "rules": m.rules.to_dict(),
@@ -125,7 +130,8 @@ def view(game_id: str, match: Match, opponents: Sequence[str], events: Sequence[
         "to_act": m.to_act,
         "your_turn": your_turn,
         "hand": texts(m.hand(HUMAN)) if not over else [],
-        "legal": texts(m.legal()) if your_turn else [],
+        "legal": texts(legal),
+        "refused": {card: reason for card, reason in refused.items() if reason is not None},
         "pass": pass_info,
         "received": texts(received) if received else None,
         "trick": _plays(m.trick()) if not over else [],

@@ -431,39 +431,62 @@ class Match:
         }
 
 
-def why_not(match: Match, card: int, legal: Sequence[int] | None = None) -> str:
-    """The rule that forbids the seat to act to take ``card`` now, in words ("" when none is known).
+def refusal_reason(match: Match, card: int, legal: Sequence[int] | None = None) -> dict[str, str] | None:
+    """The rule that forbids the seat to act to take ``card`` now, as a reason code with the card or
+    suit it names (``{"code": "follow_suit", "suit": "C"}``), None when none is known.
 
-    The engine decides what is legal; this only explains a refusal (the terminal game and the web
-    server both say it): a card the seat does not hold, one already chosen to pass, the suit to
-    follow, the first trick's restrictions, hearts (or Q♠) not yet broken.
+    The engine decides what is legal; this only explains a refusal, in codes a page words in its
+    player's language (:func:`why_not` in English). Codes: ``game_over``, ``not_held``,
+    ``already_chosen`` (``card``), ``follow_suit`` (``suit``), ``first_trick_points``,
+    ``opens_first_trick`` (``card``: the card that must lead), ``hearts_not_broken``, ``queen_waits``.
     """
     legal = match.legal() if legal is None else list(legal)
     if match.over:
-        return "the game is over"
+        return {"code": "game_over"}
     seat = match.to_act
     if card not in match.hand(seat):
-        return f"you do not hold {cards.card_symbol_text(card)}"
+        return {"code": "not_held"}  # (the card asked for is not named back: it may be a hidden one)
     if match.passing:
         if card in match.chosen_to_pass(seat):
-            return f"you already chose {cards.card_symbol_text(card)} to pass"
-        return ""
+            return {"code": "already_chosen", "card": cards.card_text(card)}
+        return None
     trick = match.trick()
     if trick:
         led = cards.suit_of(trick[0][1])
         if cards.suit_of(card) != led and all(cards.suit_of(c) == led for c in legal):
-            return f"you must follow suit ({cards.SUIT_SYMBOLS[led]})"
+            return {"code": "follow_suit", "suit": cards.SUIT_CHARS[led]}
         if (match.trick_number == 0 and match.rules.first_trick_protection
                 and card in cards.cards_of(match.rules.point_bits)):
-            return "no hearts and no Q♠ on the first trick"
-        return ""
+            return {"code": "first_trick_points"}
+        return None
     if match.trick_number == 0 and len(legal) == 1:
-        return f"{cards.card_symbol_text(legal[0])} opens the first trick"
+        return {"code": "opens_first_trick", "card": cards.card_text(legal[0])}
     if cards.suit_of(card) == cards.HEARTS and not match.hearts_broken:
-        return "hearts are not broken yet"
+        return {"code": "hearts_not_broken"}
     if card == cards.QUEEN_OF_SPADES and match.rules.queen_waits_for_hearts and not match.hearts_broken:
-        return "Q♠ may not be led before hearts are broken"
-    return ""
+        return {"code": "queen_waits"}
+    return None
+
+
+def why_not(match: Match, card: int, legal: Sequence[int] | None = None) -> str:
+    """:func:`refusal_reason` in English words ("" when none is known): what the terminal game and the
+    web server's refusals say."""
+    reason = refusal_reason(match, card, legal)
+    if reason is None:
+        return ""
+    code = reason["code"]
+    named = cards.card_symbol_text(cards.parse_card(reason.get("card", card)))
+    words = {
+        "game_over": "the game is over",
+        "not_held": f"you do not hold {named}",
+        "already_chosen": f"you already chose {named} to pass",
+        "follow_suit": f"you must follow suit ({cards.SUIT_SYMBOLS[cards.SUIT_CHARS.index(reason.get('suit', 'C'))]})",
+        "first_trick_points": "no hearts and no Q♠ on the first trick",
+        "opens_first_trick": f"{named} opens the first trick",
+        "hearts_not_broken": "hearts are not broken yet",
+        "queen_waits": "Q♠ may not be led before hearts are broken",
+    }
+    return words[code]
 
 
 def complete_deal(

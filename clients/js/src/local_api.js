@@ -51,14 +51,18 @@ export const OPTION_CHOICES = Object.freeze({
   jack_of_diamonds_bonus: [true, false],
 });
 
-/** An answer that is not a view: an HTTP status and a one-line detail (a refused card adds `legal`). */
+/**
+ * An answer that is not a view: an HTTP status and a one-line detail (a refused card adds `legal`, and
+ * `reason`, the refusal's code, when one is known).
+ */
 export class ApiError extends Error {
-  constructor(status, detail, legal = undefined) {
+  constructor(status, detail, legal = undefined, reason = undefined) {
     super(detail);
     this.name = 'ApiError';
     this.status = status;
     this.detail = detail;
     this.legal = legal;
+    this.reason = reason;
   }
 }
 
@@ -196,6 +200,15 @@ export function view(entry) {
   }
   const received = !over && !passing && offsetOf(g) !== 0 ? g.received[HUMAN] : [];
   const winner = g.winner >= 0 ? g.winner : winners(g.scores);
+  const legal = yourTurn ? legalActions(g) : [];
+  // Why each card of the hand that may not be taken now may not: the page refuses it before any request.
+  const refused = {};
+  if (yourTurn) {
+    for (const card of [...g.hands[HUMAN]].sort((a, b) => a - b)) {
+      const reason = legal.includes(card) ? null : refusalReason(g, card, legal);
+      if (reason) refused[cardText(card)] = reason;
+    }
+  }
   return {
     id,
     rules: structuredClone(g.rules),
@@ -207,7 +220,8 @@ export function view(entry) {
     to_act: over ? -1 : g.toAct,
     your_turn: yourTurn,
     hand: over ? [] : texts(g.hands[HUMAN]),
-    legal: yourTurn ? texts(legalActions(g)) : [],
+    legal: texts(legal),
+    refused,
     pass,
     received: received.length ? texts(received) : null,
     trick: over ? [] : plays(g.trick.leader, g.trick.cards, p),
@@ -220,30 +234,51 @@ export function view(entry) {
   };
 }
 
-/** Why seat 0 may not take `card` now, in words (session/match.py why_not and games.py refusal). */
-export function refusal(game, card, legal) {
-  const text = symbolText(card);
+/**
+ * The rule that forbids the seat to act to take `card` now, as a reason code with the card or suit it
+ * names ({code: 'follow_suit', suit: 'C'}), null when none is known (session/match.py refusal_reason).
+ */
+export function refusalReason(game, card, legal) {
   const seat = game.toAct;
-  let reason = '';
-  if (!game.hands[seat].includes(card)) return `you do not hold ${text}`;
-  if (game.phase === 'pass') {
-    if (game.passed[seat].includes(card)) return `you already chose ${text} to pass`;
-    return `${text} cannot be passed`;
-  }
+  if (game.phase === 'over') return { code: 'game_over' };
+  if (!game.hands[seat].includes(card)) return { code: 'not_held' }; // (the card asked for is not named back)
+  if (game.phase === 'pass') return game.passed[seat].includes(card) ? { code: 'already_chosen', card: cardText(card) } : null;
   const trick = game.trick.cards;
   const firstTrick = game.tricks.length === 0;
   if (trick.length) {
     const led = suitOf(trick[0]);
-    if (suitOf(card) !== led && legal.every((c) => suitOf(c) === led)) reason = `you must follow suit (${SUIT_SYMBOLS[led]})`;
-    else if (firstTrick && game.rules.first_trick_protection && isPointCard(card)) reason = 'no hearts and no Q♠ on the first trick';
-  } else if (firstTrick && legal.length === 1) {
-    reason = `${symbolText(legal[0])} opens the first trick`;
-  } else if (suitOf(card) === HEARTS && !game.heartsBroken) {
-    reason = 'hearts are not broken yet';
-  } else if (card === QUEEN_OF_SPADES && game.rules.queen_waits_for_hearts && !game.heartsBroken) {
-    reason = 'Q♠ may not be led before hearts are broken';
+    if (suitOf(card) !== led && legal.every((c) => suitOf(c) === led)) return { code: 'follow_suit', suit: 'CDHS'[led] };
+    if (firstTrick && game.rules.first_trick_protection && isPointCard(card)) return { code: 'first_trick_points' };
+    return null;
   }
-  return `${text} cannot be played now${reason ? `: ${reason}` : ''}`;
+  if (firstTrick && legal.length === 1) return { code: 'opens_first_trick', card: cardText(legal[0]) };
+  if (suitOf(card) === HEARTS && !game.heartsBroken) return { code: 'hearts_not_broken' };
+  if (card === QUEEN_OF_SPADES && game.rules.queen_waits_for_hearts && !game.heartsBroken) return { code: 'queen_waits' };
+  return null;
+}
+
+/** A reason code for `card` in English words (session/match.py why_not). */
+function reasonWords(reason, card) {
+  const named = symbolText(reason.card ? parseCard(reason.card) : card);
+  return {
+    game_over: 'the game is over',
+    not_held: `you do not hold ${named}`,
+    already_chosen: `you already chose ${named} to pass`,
+    follow_suit: `you must follow suit (${SUIT_SYMBOLS['CDHS'.indexOf(reason.suit)]})`,
+    first_trick_points: 'no hearts and no Q♠ on the first trick',
+    opens_first_trick: `${named} opens the first trick`,
+    hearts_not_broken: 'hearts are not broken yet',
+    queen_waits: 'Q♠ may not be led before hearts are broken',
+  }[reason.code];
+}
+
+/** Why seat 0 may not take `card` now, in words (games.py refusal). */
+export function refusal(game, card, legal) {
+  const reason = refusalReason(game, card, legal);
+  if (reason && (reason.code === 'not_held' || reason.code === 'already_chosen')) return reasonWords(reason, card);
+  const text = symbolText(card);
+  const words = reason ? `: ${reasonWords(reason, card)}` : '';
+  return game.phase === 'pass' ? `${text} cannot be passed${words}` : `${text} cannot be played now${words}`;
 }
 
 /**
@@ -402,6 +437,7 @@ export class LocalApi {
       if (err instanceof ApiError) {
         const out = { detail: err.detail };
         if (err.legal !== undefined) out.legal = err.legal;
+        if (err.reason !== undefined) out.reason = err.reason;
         return { status: err.status, body: out };
       }
       return { status: 500, body: { detail: `the page's game engine failed: ${err.name}: ${String(err.message).split('\n')[0]}` } };
@@ -486,7 +522,7 @@ export class LocalApi {
     }
     const entry = this.load(id);
     const g = entry.game;
-    if (g.phase === 'over') throw new ApiError(409, 'the game is over', []);
+    if (g.phase === 'over') throw new ApiError(409, 'the game is over', [], { code: 'game_over' });
     const events = [];
     if (g.toAct !== HUMAN) { // an agent failed in an earlier request: let the agents try again
       try {
@@ -496,9 +532,11 @@ export class LocalApi {
         this.save(entry);
       }
     }
-    if (g.phase === 'over' || g.toAct !== HUMAN) throw new ApiError(409, 'it is not your turn', []);
+    if (g.phase === 'over' || g.toAct !== HUMAN) throw new ApiError(409, 'it is not your turn', [], { code: 'not_your_turn' });
     const legal = legalActions(g);
-    if (!legal.includes(card)) throw new ApiError(409, refusal(g, card, legal), texts(legal));
+    if (!legal.includes(card)) {
+      throw new ApiError(409, refusal(g, card, legal), texts(legal), refusalReason(g, card, legal) ?? undefined);
+    }
     events.push(...step(entry, card, (rules, n) => this.dealing(rules, n)));
     try {
       await this.agentsPlay(entry, events);

@@ -16,7 +16,7 @@ import { spaceOf } from '../src/rule_space.js';
 
 const fixtures = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures');
 const VIEW_KEYS = ['id', 'rules', 'players', 'phase', 'hand_number', 'trick_number', 'pass_direction', 'to_act',
-  'your_turn', 'hand', 'legal', 'pass', 'received', 'trick', 'last_trick', 'hearts_broken', 'scores', 'hand_points',
+  'your_turn', 'hand', 'legal', 'refused', 'pass', 'received', 'trick', 'last_trick', 'hearts_broken', 'scores', 'hand_points',
   'events', 'game_over'];
 const EVENT_KEYS = {
   exchanged: ['type', 'passed', 'received', 'to', 'from'],
@@ -66,8 +66,10 @@ async function playWholeGame(api, body, dump) {
       const refused = ['2C', '3C', 'AS', 'KH', 'QS', 'AD'].find((c) => !v.legal.includes(c));
       const answer = await call(api, 'POST', `games/${id}/play`, { card: refused });
       assert.equal(answer.status, 409);
-      assert.deepEqual(Object.keys(answer.body), ['detail', 'legal']);
+      assert.deepEqual(Object.keys(answer.body), ['detail', 'legal', 'reason']);
       assert.deepEqual(answer.body.legal, v.legal);
+      if (v.hand.includes(refused)) assert.deepEqual(answer.body.reason, v.refused[refused]); // as the view said
+      else assert.deepEqual(answer.body.reason, { code: 'not_held' });
       dump.refused = [answer.status, answer.body];
       assert.deepEqual((await call(api, 'GET', `games/${id}`)).body.hand, v.hand);
     }
@@ -89,7 +91,7 @@ async function playWholeGame(api, body, dump) {
   dump.get = (await call(api, 'GET', `games/${id}`)).body;
   assert.deepEqual(dump.get, v);
   const over = await call(api, 'POST', `games/${id}/play`, { card: '2C' });
-  assert.deepEqual([over.status, over.body], [409, { detail: 'the game is over', legal: [] }]);
+  assert.deepEqual([over.status, over.body], [409, { detail: 'the game is over', legal: [], reason: { code: 'game_over' } }]);
   dump.over_play = [over.status, over.body];
   const record = await call(api, 'GET', `games/${id}/record`);
   assert.equal(record.status, 200);
@@ -199,7 +201,8 @@ test('the local API gives the server\'s views of the golden games, field for fie
       const id = answer.body.id;
       for (const r of refused ?? []) {
         const no = await call(api, 'POST', `games/${id}/play`, { card: r.card });
-        assert.deepEqual([no.status, no.body], [409, { detail: r.detail, legal: r.legal }], `${golden.name} step ${i}: ${r.card}`);
+        const expected = r.reason ? { detail: r.detail, legal: r.legal, reason: r.reason } : { detail: r.detail, legal: r.legal };
+        assert.deepEqual([no.status, no.body], [409, expected], `${golden.name} step ${i}: ${r.card}`);
         refusals += 1;
       }
       if (i > 0) answer = await call(api, 'POST', `games/${id}/play`, { card });

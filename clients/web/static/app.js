@@ -539,6 +539,7 @@ function renderHand(view, interactive = true) {
       btn.setAttribute("aria-pressed", "false");
     } else if (active && !legal.has(card)) {
       btn.title = "not playable now";
+      btn.setAttribute("aria-disabled", "true"); // (still clickable: a click says why not)
     }
     if (received.has(card)) {
       btn.classList.add("received");
@@ -878,12 +879,16 @@ async function playCard(card) {
     return;
   }
   const verb = view.phase === "pass" ? "passed" : "played";
+  if (!view.legal.includes(card)) { // refused here, in the view's words: no request is sent
+    showMessage(refusalText(card, verb, reasonText(card, (view.refused || {})[card])), "refused");
+    shake(card);
+    return;
+  }
   state.restoreFocus = $("hand").contains(document.activeElement);
   state.busy = true;
   setPageState("busy");
   clearMessage();
-  const legal = view.legal.includes(card);
-  if (legal && view.phase === "play") { // shown at once; the server's answer goes on from it
+  if (view.phase === "play") { // shown at once; the server's answer goes on from it
     const s = state.shown;
     s.trick.push({ seat: 0, card });
     s.hand = s.hand.filter((c) => c !== card);
@@ -910,16 +915,10 @@ async function playCard(card) {
     if (next.phase === "over") showGameOver(next, state.lastHand);
   } catch (err) {
     state.busy = false;
-    if (err instanceof ApiError && err.status === 409 && !legal) {
-      showMessage(refusalText(card, verb, err.message), "refused");
-      const btn = $("hand").querySelector(`button[data-card="${card}"]`);
-      if (btn) {
-        btn.classList.remove("shake");
-        void btn.offsetWidth; // restart the animation
-        btn.classList.add("shake");
-      }
-      if (err.data && Array.isArray(err.data.legal) && err.data.legal.length) view.legal = err.data.legal;
-      setPageState(view.your_turn ? "your-turn" : "waiting");
+    if (err instanceof ApiError && err.status === 409 && err.data && err.data.reason) {
+      // the game moved on elsewhere (another tab): the reason, then the game as it is now
+      showMessage(refusalText(card, verb, reasonText(card, err.data.reason) || err.message), "refused");
+      await reloadGame(view.id);
     } else {
       showMessage(`Could not play ${cardSymbol(card)}: ${err.message}`);
       await reloadGame(view.id);
@@ -930,7 +929,35 @@ async function playCard(card) {
   }
 }
 
-/** The server's reason, as a sentence that names the card ("Q♠ cannot be played now: ..."). */
+/** Shake a card of the hand: it may not be taken now. */
+function shake(card) {
+  const btn = $("hand").querySelector(`button[data-card="${card}"]`);
+  if (btn) {
+    btn.classList.remove("shake");
+    void btn.offsetWidth; // restart the animation
+    btn.classList.add("shake");
+  }
+}
+
+/** A refusal's reason code (the view's `refused`, a 409's `reason`) in words; "" for none known. */
+function reasonText(card, reason) {
+  if (!reason) return "";
+  const named = cardSymbol(reason.card || card);
+  switch (reason.code) {
+    case "game_over": return "the game is over";
+    case "not_your_turn": return "it is not your turn";
+    case "not_held": return `you do not hold ${named}`;
+    case "already_chosen": return `you already chose ${named} to pass`;
+    case "follow_suit": return `you must follow suit (${SUITS[reason.suit].sym})`;
+    case "first_trick_points": return "no hearts and no Q♠ on the first trick";
+    case "opens_first_trick": return `${named} opens the first trick`;
+    case "hearts_not_broken": return "hearts are not broken yet";
+    case "queen_waits": return "Q♠ may not be led before hearts are broken";
+    default: return "";
+  }
+}
+
+/** A reason, as a sentence that names the card ("Q♠ cannot be played now: ..."). */
 function refusalText(card, verb, detail) {
   const text = String(detail || "").trim();
   const named = text.startsWith(cardSymbol(card)) || text.includes(" cannot be ") || /^you (do not|already)/i.test(text);
