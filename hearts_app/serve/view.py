@@ -3,7 +3,7 @@
 The human sits at seat 0 ("you"). :func:`view` builds the page's whole picture of a game from
 named pieces, each of them something seat 0 is entitled to know: its own hand and legal cards, the
 cards it chose to pass and received, the cards on the table, the tricks' winners and points, the
-scores. Nothing else of the engine state is copied: never another seat's hand, never another
+scores and every finished hand's points (the score sheet). Nothing else of the engine state is copied: never another seat's hand, never another
 seat's pass picks, never the game's seed (the deals are a function of it).
 
 :func:`public_events` turns the match's events into the page's JSON events, dropping or cutting
@@ -139,6 +139,8 @@ def view(game_id: str, match: Match, opponents: Sequence[str], events: Sequence[
         "hearts_broken": m.hearts_broken,
         "scores": scores,
         "hand_points": m.card_points() if not over else [0] * p,
+        "score_sheet": [{"hand_number": h["hand_number"], "points": list(h["points"]), "moon": h["moon"]}
+                        for h in m.finished_hands],
         "events": list(events),
         "game_over": {"winner": _winner(m.winner, scores), "scores": scores} if over else None,
     }

@@ -229,6 +229,7 @@ export function view(entry) {
     hearts_broken: g.heartsBroken,
     scores: [...g.scores],
     hand_points: over ? new Array(p).fill(0) : g.taken.map(cardPoints),
+    score_sheet: entry.hands.map((h) => ({ hand_number: h.hand_number, points: [...h.points], moon: h.moon })),
     events: structuredClone(events),
     game_over: over ? { winner, scores: [...g.scores] } : null,
   };
