@@ -35,6 +35,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.page_setup import start_game
+
 pytest.importorskip("fastapi")
 pytest.importorskip("uvicorn")
 pytest.importorskip("playwright")
@@ -277,14 +279,8 @@ def check_turns(page) -> None:
 def start_quick_game(page, server: str) -> str:
     page.goto(f"{server}/?fast=1")
     page.wait_for_selector("body[data-state=setup]")
-    presets = page.eval_on_selector_all("#preset option", "os => os.map(o => o.value)")
-    assert "quick" in presets and "two_player" in presets
-    page.select_option("#preset", "quick")
-    opponents = page.locator("#opponents select")
-    expect(opponents).to_have_count(3)
-    for i in range(3):
-        opponents.nth(i).select_option("easy")
-    page.click("#start")
+    expect(page.locator("input[name=players]")).to_have_count(2)  # four players, or the two-player game
+    start_game(page, players=4, target=50, opponents=["easy"] * 3)  # the quick game, against the easy bot
     assert wait_idle(page) == "your-turn"
     assert body_data(page, "phase") == "pass" and len(hand_cards(page)) == 13
     expect(page.locator("#seat-south")).to_have_class(re.compile(r"\bto-act\b"))
@@ -450,8 +446,13 @@ def check_game_over(page, server: str, game_id: str) -> None:
     expect(over).to_contain_text("win")
     view = page.request.get(f"{server}/api/v1/games/{game_id}").json()
     assert view["phase"] == "over" and max(view["scores"]) >= 50
-    shown = [int(x) for x in over.locator("td:nth-child(3)").all_inner_texts()]
+    shown = [int(x) for x in over.locator("table.points-table td:nth-child(3)").all_inner_texts()]
     assert shown == view["scores"]
+    # The score sheet lists every hand, a moon at its shooter, and sums to the scores.
+    sheet = over.locator("table.sheet-table")
+    assert sheet.locator("tbody tr[data-hand]").count() == len(view["score_sheet"]) == view["hand_number"] + 1
+    sums = [int(x) for x in sheet.locator("tr.sheet-total td").all_inner_texts()]
+    assert sums == view["scores"] == [sum(h["points"][seat] for h in view["score_sheet"]) for seat in range(4)]
     href = page.get_attribute("#record-link-over", "href")
     assert game_id in href and page.is_visible("#record-link-over")
     response = page.request.get(f"{server}/{href}")

@@ -41,6 +41,7 @@ from hearts_app.serve.games import refusal
 from hearts_app.session.match import Match, refusal_reason
 from hearts_env import cards, deal, engine
 from hearts_env.rules import Rules
+from tests.page_setup import start_game
 
 ROOT = Path(__file__).resolve().parents[1]
 ORT_DIST = CLIENT_DIR / "node_modules" / "onnxruntime-web" / "dist"
@@ -189,6 +190,8 @@ def _same_shapes(python: dict[str, set[str]], js: dict[str, set[str]], what: str
     for path in sorted(set(python) | set(js)):
         if path not in python or path not in js:
             # a kind of event one game happened not to have (a moon, hearts broken), or what lies under it;
+            if re.fullmatch(r"refused\.<card>\.(?:card|suit)", path):
+                continue  # a reason (naming a card or a suit) one game did not meet
             # a score sheet still empty in one game's phase
             event = re.match(r"(?:events\[\w+\]|score_sheet\[\])", path)
             assert event and (event.group(0) not in python or event.group(0) not in js), f"{what}: {path} only in one"
@@ -379,7 +382,8 @@ def test_static_build_plays_in_chromium(served_site, tmp_path):
         page.on("request", lambda request: api_requests.append(request.url) if "/api/" in request.url else None)
         page.goto(url)
         page.wait_for_selector("body[data-state=setup]", timeout=30_000)
-        assert page.eval_on_selector_all("#opponents select", "ss => ss.map(s => s.value)") == ["ppo-classic"] * 3
+        # no ladder in this build: the opponents on offer are its policies, ppo-classic first for the classic game
+        assert page.eval_on_selector("input[name=level]:checked", "i => i.value") == "ppo-classic"
         page.click("#start")
         page.wait_for_function(IDLE, timeout=30_000)
         game = page.url.split("game=")[1].split("&")[0]
@@ -478,16 +482,14 @@ def test_static_build_plays_a_whole_quick_game_in_chromium(served_site, tmp_path
         page.on("pageerror", lambda err: errors.append(str(err)))
         page.goto(url)
         page.wait_for_selector("body[data-state=setup]", timeout=30_000)
-        page.select_option("#preset", "quick")
-        assert page.eval_on_selector_all("#opponents select", "ss => ss.map(s => s.value)") == ["random"] * 3
-        page.click("#start")
+        start_game(page, players=4, target=50, everyone="random")  # the quick game, against the random agent
         summaries, plays = play_to_game_over(page)
         assert page.evaluate("document.body.dataset.state") == "over"
         sync_api.expect(page.locator("#gameover")).to_be_visible()
         game = page.url.split("game=")[1].split("&")[0]
         view = stored_view(page, game)
         assert view["phase"] == "over" and max(view["scores"]) >= 50
-        shown = [int(x) for x in page.locator("#gameover td:nth-child(3)").all_inner_texts()]
+        shown = [int(x) for x in page.locator("#gameover table.points-table td:nth-child(3)").all_inner_texts()]
         assert shown == view["scores"]
         with page.expect_download() as download:
             page.click("#record-link-over")
@@ -532,9 +534,9 @@ def test_static_build_plays_every_level_at_rules_other_than_the_presets_in_chrom
     strong = [m["model"] for m in models if m["spec"] == "level:strong"]
     assert strong[0].startswith("level-strong-classic/") and any("family" in m for m in strong)
     errors: list[str] = []
-    tables = [({"preset": "quick", "rule-moon": '"subtract_from_self"', "rule-jack_of_diamonds_bonus": "true"},
+    tables = [({"players": 4, "target": 50, "moon": "subtract_from_self", "rules": {"jack_of_diamonds_bonus": True}},
                ["level:easy", "level:hard", "level:strong"]),
-              ({"preset": "two_player", "rule-moon": '"off"', "rule-target_score": "50"}, ["level:strong"])]
+              ({"players": 2, "target": 50, "moon": "off"}, ["level:strong"])]
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu",
                                                                     "--disable-dev-shm-usage"])
@@ -543,13 +545,7 @@ def test_static_build_plays_every_level_at_rules_other_than_the_presets_in_chrom
             page.on("pageerror", lambda err: errors.append(str(err)))
             page.goto(served_ladder_site)
             page.wait_for_selector("body[data-state=setup]", timeout=60_000)
-            page.select_option("#preset", choices["preset"])
-            for name, value in choices.items():
-                if name != "preset":
-                    page.select_option(f"select[name={name}]", value)
-            for seat, spec in enumerate(opponents, start=1):
-                page.select_option(f"select[name=opponent-{seat}]", spec)
-            page.click("#start")
+            start_game(page, opponents=opponents, **choices)
             play_to_game_over(page)
             assert page.evaluate("document.body.dataset.state") == "over"
             game = page.url.split("game=")[1].split("&")[0]
@@ -557,8 +553,8 @@ def test_static_build_plays_every_level_at_rules_other_than_the_presets_in_chrom
             assert view["phase"] == "over" and max(view["scores"]) >= 50
             assert [p["name"] for p in view["players"]][1:] == opponents
             rules = view["rules"]
-            expected = {k: json.loads(v) for k, v in choices.items() if k.startswith("rule-")}
-            assert all(rules[k.removeprefix("rule-")] == v for k, v in expected.items()), rules
+            expected = {"target_score": choices["target"], "moon": choices["moon"], **choices.get("rules", {})}
+            assert all(rules[k] == v for k, v in expected.items()), rules
             page.close()
         browser.close()
     assert not errors, errors
@@ -576,10 +572,7 @@ def test_the_page_refuses_rules_outside_an_opponents_space_in_one_line(served_si
         page.on("pageerror", lambda err: errors.append(str(err)))
         page.goto(served_site)
         page.wait_for_selector("body[data-state=setup]", timeout=60_000)
-        page.select_option("#preset", "classic")
-        page.select_option("select[name=rule-target_score]", "50")
-        page.select_option("select[name=opponent-1]", "ppo-classic")
-        page.click("#start")
+        start_game(page, players=4, target=50, opponents=["ppo-classic"])
         page.wait_for_function("document.getElementById('setup-message').textContent !== ''", timeout=30_000)
         assert page.inner_text("#setup-message") == ("Could not start the game: opponents: ppo-classic cannot play these "
                                                      "rules: target_score 50 is not among the values it covers: 100")

@@ -10,50 +10,23 @@
 // chosen here (three cards, undo by clicking again) and sent when you confirm. The URL carries the
 // game (?game=<id>), so a reload continues it; the log of what you saw is kept in localStorage.
 
+import { setLanguage, currentLanguage, t, translatePage } from "./i18n.js";
+
 const API = "api/v1";
 let backend = null; // what answers the API's requests (startPage)
 const RANKS = "23456789TJQKA";
 const SUITS = {
-  C: { sym: "♣", name: "clubs", red: false },
-  D: { sym: "♦", name: "diamonds", red: true },
-  H: { sym: "♥", name: "hearts", red: true },
-  S: { sym: "♠", name: "spades", red: false },
+  C: { sym: "♣", red: false },
+  D: { sym: "♦", red: true },
+  H: { sym: "♥", red: true },
+  S: { sym: "♠", red: false },
 };
 const SYMBOL_SUIT = { "♣": "C", "♦": "D", "♥": "H", "♠": "S", "♧": "C", "♢": "D", "♡": "H", "♤": "S" };
-const RANK_NAMES = {
-  2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight", 9: "nine",
-  T: "ten", J: "jack", Q: "queen", K: "king", A: "ace",
-};
-const POS_NAMES = { south: "South", west: "West", north: "North", east: "East" };
-const PRESET_LABELS = {
-  classic: "Classic (4 players, to 100)",
-  quick: "Quick (4 players, to 50)",
-  long: "Long (4 players, to 150)",
-  two_player: "Two players (28 cards, hearts are trump)",
-};
-const OPTION_LABELS = {
-  pass_cycle: "Pass cycle",
-  target_score: "Target score",
-  moon: "Shooting the moon",
-  queen_waits_for_hearts: "Q♠ waits until hearts are broken",
-  jack_of_diamonds_bonus: "J♦ counts −10",
-  first_trick_protection: "No points on the first trick",
-  hearts_must_be_broken: "No heart lead before hearts are broken",
-  queen_breaks_hearts: "Q♠ breaks hearts",
-  num_players: "Players",
-};
-const VALUE_LABELS = {
-  add_to_others: "others get the points",
-  subtract_from_self: "shooter subtracts",
-  shooters_choice: "shooter's choice",
-  off: "off",
-};
-
 // ---- cards -------------------------------------------------------------------------------------
 
 const rankText = (card) => (card[0] === "T" ? "10" : card[0]);
 export const cardSymbol = (card) => rankText(card) + SUITS[card[1]].sym;
-export const cardName = (card) => `${RANK_NAMES[card[0]]} of ${SUITS[card[1]].name}`;
+export const cardName = (card) => t("card.name", { rank: t(`rank.${card[0]}`), suit: t(`suit.${card[1]}`) });
 const cardsText = (list) => (list && list.length ? list.map(cardSymbol).join(" ") : "—");
 
 /** "qs", "10h", "Q♠", "th" -> "QS"; null when the text is not a card. */
@@ -135,7 +108,7 @@ function detailText(data, res) {
   if (Array.isArray(detail)) {
     return detail.map((d) => (d && d.msg ? `${(d.loc || []).slice(1).join(".") || "request"}: ${d.msg}` : String(d))).join("; ");
   }
-  return `the server answered ${res.status} ${res.statusText}`.trim();
+  return t("error.status", { status: `${res.status} ${res.statusText}`.trim() });
 }
 
 async function api(path, options = {}) {
@@ -146,7 +119,7 @@ async function api(path, options = {}) {
       ...options,
     });
   } catch (err) {
-    throw new ApiError(`cannot reach the server (${err.message})`, 0, null);
+    throw new ApiError(t("error.unreachable", { why: err.message }), 0, null);
   }
   let data = null;
   try {
@@ -175,22 +148,35 @@ function positionOf(seat, n) {
   return ["south", "west", "north", "east"][seat % 4];
 }
 
+/** A player's name as players read it: "Easy" for level:easy, "Easy (rules bot)" for the bot easy. */
+export function agentName(spec) {
+  const level = /^level:(easy|normal|hard|strong)$/.exec(spec);
+  if (level) return t(`level.${level[1]}`);
+  if (["easy", "normal", "hard"].includes(spec)) return t(`bot.${spec}`);
+  if (spec === "random") return t("random");
+  return spec;
+}
+
+function posName(view, seat) {
+  return t(`pos.${positionOf(seat, numPlayers(view))}`);
+}
+
 function playerName(view, seat) {
-  if (seat === 0) return "You";
+  if (seat === 0) return t("you");
   const p = view.players.find((x) => x.seat === seat);
-  return `${POS_NAMES[positionOf(seat, numPlayers(view))]} (${p ? p.name : `seat ${seat}`})`;
+  return t("player.named", { pos: posName(view, seat), name: p ? agentName(p.name) : String(seat) });
 }
 
 function shortName(view, seat) {
-  return seat === 0 ? "You" : POS_NAMES[positionOf(seat, numPlayers(view))];
+  return seat === 0 ? t("you") : posName(view, seat);
 }
 
 function winnerText(view, winner) {
-  if (winner === null || winner === undefined) return "No winner";
+  if (winner === null || winner === undefined) return t("win.none");
   const seats = Array.isArray(winner) ? winner : [winner];
   const names = seats.map((s) => playerName(view, s));
-  if (seats.length === 1) return seats[0] === 0 ? "You win!" : `${names[0]} wins.`;
-  return `${names.join(" and ")} share the win.`;
+  if (seats.length === 1) return seats[0] === 0 ? t("win.you") : t("win.one", { who: names[0] });
+  return t("win.shared", { names: names.join(t("and")) });
 }
 
 // ---- the log (kept in localStorage per game: only what was shown) -------------------------------
@@ -264,7 +250,7 @@ function clearMessage() {
 
 // ---- the table as shown ---------------------------------------------------------------------------
 
-const pointsText = (p) => `${p} ${p === 1 ? "point" : "points"}`;
+const pointsText = (n) => t("points", { n });
 
 /** The table of a view: what the page shows when no events are being replayed. */
 function shownOf(view) {
@@ -326,19 +312,19 @@ function renderSeats(view) {
     label.className = "seat-label";
     const name = document.createElement("span");
     name.className = "seat-name";
-    name.textContent = p.seat === 0 ? "You" : POS_NAMES[positionOf(p.seat, n)];
+    name.textContent = shortName(view, p.seat);
     label.append(name);
     if (p.seat !== 0) {
       const agent = document.createElement("span");
       agent.className = "seat-agent";
-      agent.textContent = p.name;
+      agent.textContent = agentName(p.name);
       label.append(agent);
     }
     const score = document.createElement("span");
     score.className = "seat-score";
     const taken = s.handPoints[p.seat] || 0;
-    score.textContent = `${s.scores[p.seat]} ${s.scores[p.seat] === 1 ? "pt" : "pts"}${taken ? ` (+${taken})` : ""}`;
-    score.title = `${pointsText(s.scores[p.seat])} in total${taken ? `, ${taken} taken this hand` : ""}`;
+    score.textContent = `${t("pts", { n: s.scores[p.seat] })}${taken ? ` (+${taken})` : ""}`;
+    score.title = t("seat.score_title", { points: s.scores[p.seat], taken });
     label.append(score);
     box.append(label);
     const turn = s.turn === p.seat;
@@ -349,30 +335,33 @@ function renderSeats(view) {
       renderBacks(backs, s.counts[p.seat]);
       const count = document.createElement("span");
       count.className = "count";
-      count.textContent = `${s.counts[p.seat]} ${s.counts[p.seat] === 1 ? "card" : "cards"}`;
+      count.textContent = t("cards", { n: s.counts[p.seat] });
       box.append(backs, count);
     }
     box.classList.toggle("to-act", turn);
-    box.setAttribute("aria-label", `${playerName(view, p.seat)}: ${pointsText(s.scores[p.seat])}` +
-      `${taken ? `, ${taken} this hand` : ""}${p.seat ? `, ${s.counts[p.seat]} cards` : ""}${turn ? ", to play" : ""}`);
+    box.setAttribute("aria-label", t("seat.aria", { name: playerName(view, p.seat), points: s.scores[p.seat], taken,
+      count: p.seat ? s.counts[p.seat] : null, turn }));
   }
   document.body.dataset.turn = s.turn === null || s.turn === undefined ? "" : String(s.turn);
 }
 
+/** The trick as shown: a card already on the table stays as it is (no second arrival, no flicker). */
 function renderTrick(view) {
   const s = state.shown;
   const n = numPlayers(view);
+  const wanted = new Map(s.trick.map(({ seat, card }) => [positionOf(seat, n), { seat, card }]));
   for (const slot of $("trick").querySelectorAll(".slot")) {
-    slot.replaceChildren();
-    slot.classList.remove("winner");
+    const want = wanted.get(slot.dataset.pos);
+    const have = slot.querySelector(".card");
     slot.hidden = n === 2 && (slot.dataset.pos === "west" || slot.dataset.pos === "east");
-  }
-  for (const { seat, card } of s.trick) {
-    const slot = $("trick").querySelector(`.slot[data-pos="${positionOf(seat, n)}"]`);
-    const el = cardElement(card);
-    el.setAttribute("aria-label", `${shortName(view, seat)}: ${cardName(card)}`);
-    slot.append(el);
-    if (s.winner === seat) slot.classList.add("winner");
+    slot.classList.toggle("winner", !!want && s.winner === want.seat);
+    if (have && want && have.dataset.card === want.card && !have.style.transform) continue;
+    slot.replaceChildren();
+    if (want) {
+      const el = cardElement(want.card);
+      el.setAttribute("aria-label", `${shortName(view, want.seat)}: ${cardName(want.card)}`);
+      slot.append(el);
+    }
   }
 }
 
@@ -396,16 +385,77 @@ function renderScores(view) {
     body.append(tr);
   }
   const r = view.rules || {};
-  const bits = [`${r.name || "custom"} rules`, `to ${r.target_score}`];
-  if (r.moon) bits.push(`moon: ${VALUE_LABELS[r.moon] || r.moon}`);
-  if (r.queen_waits_for_hearts) bits.push("Q♠ waits");
-  if (r.jack_of_diamonds_bonus) bits.push("J♦ −10");
-  $("rules-line").textContent = `Hand ${view.hand_number + 1} · ${bits.join(" · ")}`;
+  const extras = [];
+  if (r.moon) extras.push(t("rules.moon", { moon: t(`moon.${r.moon}`) }));
+  if (r.queen_waits_for_hearts) extras.push(t("rules.queen_waits"));
+  if (r.jack_of_diamonds_bonus) extras.push(t("rules.jack"));
+  $("rules-line").textContent = t("rules.line", { hand: view.hand_number + 1,
+    name: r.name && r.name !== "custom" ? t("rules.preset", { name: t(`preset.${r.name}`) }) : t("rules.custom"),
+    target: r.target_score, extras: extras.map((x) => ` · ${x}`).join("") });
+  renderSheet(view);
+}
+
+function renderSheet(view) {
+  $("sheet").replaceChildren(sheetTable(view));
+}
+
+/** The score sheet: each finished hand's points (a moon marked ☾ at its shooter) and the totals. */
+function sheetTable(view) {
+  const sheet = view.score_sheet || [];
+  if (!sheet.length) {
+    const none = document.createElement("p");
+    none.className = "sheet-none";
+    none.textContent = t("sheet.none");
+    return none;
+  }
+  const table = document.createElement("table");
+  table.className = "sheet-table";
+  const head = document.createElement("tr");
+  for (const text of [t("sheet.hand"), ...view.players.map((p) => shortName(view, p.seat))]) {
+    const th = document.createElement("th");
+    th.scope = "col";
+    th.textContent = text;
+    head.append(th);
+  }
+  const thead = document.createElement("thead");
+  thead.append(head);
+  const body = document.createElement("tbody");
+  const totals = view.players.map(() => 0);
+  for (const hand of sheet) {
+    const tr = document.createElement("tr");
+    tr.dataset.hand = hand.hand_number;
+    const th = document.createElement("th");
+    th.scope = "row";
+    th.textContent = hand.hand_number + 1;
+    tr.append(th);
+    for (const p of view.players) {
+      const td = document.createElement("td");
+      totals[p.seat] += hand.points[p.seat];
+      td.textContent = hand.points[p.seat];
+      if (hand.moon === p.seat) {
+        td.classList.add("moon-cell");
+        td.textContent = `☾ ${hand.points[p.seat]}`;
+        td.title = `${shortName(view, p.seat)}: ${t("sheet.moon")}`;
+      }
+      tr.append(td);
+    }
+    body.append(tr);
+  }
+  const foot = document.createElement("tr");
+  foot.className = "sheet-total";
+  const label = document.createElement("th");
+  label.scope = "row";
+  label.textContent = "Σ";
+  label.title = t("scores.total");
+  foot.append(label, ...totals.map((n) => Object.assign(document.createElement("td"), { textContent: n })));
+  body.append(foot);
+  table.append(thead, body);
+  return table;
 }
 
 function renderHearts() {
   const hearts = $("hearts");
-  hearts.textContent = state.shown.heartsBroken ? "Hearts are broken." : "Hearts are not broken yet.";
+  hearts.textContent = t(state.shown.heartsBroken ? "hearts.broken" : "hearts.not_broken");
   hearts.classList.toggle("broken", state.shown.heartsBroken);
 }
 
@@ -414,11 +464,10 @@ function renderLastTrick(view) {
   const el = $("last-trick");
   el.replaceChildren();
   if (!last) {
-    el.textContent = "Last trick: none yet this hand.";
+    el.textContent = t("last.none");
     return;
   }
-  const who = last.winner === 0 ? "You took" : `${shortName(view, last.winner)} took`;
-  el.append(`Last trick: ${who} it (${pointsText(last.points)}): `);
+  el.append(t("last.took", { who: shortName(view, last.winner), points: last.points }));
   for (const { seat, card } of last.plays) {
     const c = cardElement(card);
     c.classList.add("mini");
@@ -435,19 +484,19 @@ function renderTable(view) {
   renderLastTrick(view);
 }
 
-function passWords(view, direction, to) {
-  const whom = to === null || to === undefined ? "" : `, to ${shortName(view, to)}`;
-  return `${direction}${whom}`;
+/** Whom a pass goes to, by name ("" when nobody). */
+function passTo(view, to) {
+  return to === null || to === undefined ? "" : shortName(view, to);
 }
 
 function statusOf(view) {
-  if (view.phase === "over") return "Game over.";
-  if (!view.your_turn) return `${shortName(view, view.to_act)} is playing…`;
+  if (view.phase === "over") return t("status.over");
+  if (!view.your_turn) return t("status.playing", { who: shortName(view, view.to_act) });
   if (view.phase === "pass") {
-    const left = view.pass ? view.pass.picks_left : 3;
-    return `Your turn: pass ${left} ${left === 1 ? "card" : "cards"} ${passWords(view, view.pass.direction, view.pass.to)}.`;
+    const n = view.pass ? view.pass.picks_left : 3;
+    return t("status.pass", { n, direction: t(`direction.${view.pass.direction}`), to: passTo(view, view.pass.to) });
   }
-  return view.trick.length === 0 ? "Your turn: lead a card." : "Your turn: play a card.";
+  return t(view.trick.length === 0 ? "status.lead" : "status.play");
 }
 
 function renderPass(view) {
@@ -463,12 +512,12 @@ function renderPass(view) {
     const head = document.createElement("p");
     head.className = "pass-head";
     head.textContent = chosen < need
-      ? `Choose ${need - chosen} more (${chosen} of ${need}); click a chosen card to put it back.`
-      : `Ready to pass ${state.passSel.map(cardSymbol).join(" ")}.`;
+      ? t("pass.choose", { more: need - chosen, chosen, need })
+      : t("pass.ready", { cards: state.passSel.map(cardSymbol).join(" ") });
     const undo = document.createElement("button");
     undo.type = "button";
     undo.id = "pass-undo";
-    undo.textContent = "Undo";
+    undo.textContent = t("pass.undo");
     undo.disabled = chosen === 0 || state.busy;
     undo.addEventListener("click", () => {
       state.passSel.pop();
@@ -478,7 +527,7 @@ function renderPass(view) {
     go.type = "button";
     go.id = "pass-confirm";
     go.className = "primary";
-    go.textContent = `Pass ${pass.direction} →`;
+    go.textContent = t("pass.go", { direction: t(`direction.${pass.direction}`) });
     go.disabled = chosen !== need || state.busy;
     go.addEventListener("click", confirmPass);
     const actions = document.createElement("div");
@@ -534,16 +583,16 @@ function renderHand(view, interactive = true) {
     if (chosen.has(card) || locked.has(card)) {
       btn.classList.add("chosen");
       btn.setAttribute("aria-pressed", "true");
-      btn.title = "chosen to pass";
+      btn.title = t("pass.chosen_title");
     } else if (view.phase === "pass") {
       btn.setAttribute("aria-pressed", "false");
     } else if (active && !legal.has(card)) {
-      btn.title = "not playable now";
+      btn.title = t("card.not_playable");
       btn.setAttribute("aria-disabled", "true"); // (still clickable: a click says why not)
     }
     if (received.has(card)) {
       btn.classList.add("received");
-      btn.title = "received in the pass";
+      btn.title = t("card.received");
     }
     btn.addEventListener("click", () => {
       state.focusIndex = i;
@@ -551,7 +600,7 @@ function renderHand(view, interactive = true) {
     });
     hand.append(btn);
   });
-  hand.setAttribute("aria-label", view.phase === "pass" ? "Your hand: choose cards to pass" : "Your hand");
+  hand.setAttribute("aria-label", t(view.phase === "pass" ? "hand.label_pass" : "hand.label"));
   layoutHand();
   const buttons = hand.querySelectorAll("button");
   if (buttons.length) {
@@ -582,6 +631,7 @@ function render(view) {
   document.body.dataset.phase = view.phase;
   renderTable(view);
   setStatus(statusOf(view));
+  if (view.your_turn) announce(statusOf(view));
   renderPass(view);
   renderHand(view);
   state.restoreFocus = false;
@@ -598,14 +648,20 @@ function openDialog(dialog) {
 }
 
 function moonText(view, seat) {
-  return seat === 0
-    ? "You shot the moon: you took every penalty card."
-    : `${playerName(view, seat)} shot the moon: every penalty card.`;
+  return seat === 0 ? t("moon.you") : t("moon.other", { who: playerName(view, seat) });
 }
 
 function pointsTable(view, points, scores) {
   const table = document.createElement("table");
-  table.innerHTML = "<thead><tr><th scope=\"col\">Player</th><th scope=\"col\">This hand</th><th scope=\"col\">Total</th></tr></thead>";
+  table.className = "points-table";
+  const head = document.createElement("tr");
+  for (const key of ["scores.player", "scores.hand", "scores.total"]) {
+    const th = document.createElement("th");
+    th.scope = "col";
+    th.textContent = t(key);
+    head.append(th);
+  }
+  table.createTHead().append(head);
   const tbody = document.createElement("tbody");
   for (const p of view.players) {
     const tr = document.createElement("tr");
@@ -627,7 +683,7 @@ function pointsTable(view, points, scores) {
 function showSummary(view, event) {
   const body = $("summary-body");
   body.replaceChildren();
-  $("summary-title").textContent = `Hand ${event.hand_number + 1} summary`;
+  $("summary-title").textContent = t("summary.title", { hand: event.hand_number + 1 });
   if (event.moon !== null && event.moon !== undefined) {
     const moon = document.createElement("p");
     moon.className = "moon";
@@ -638,7 +694,12 @@ function showSummary(view, event) {
   const low = Math.min(...event.scores);
   const leaders = view.players.filter((p) => event.scores[p.seat] === low).map((p) => shortName(view, p.seat));
   const lead = document.createElement("p");
-  lead.textContent = `Lowest total: ${leaders.join(" and ")} (${low}). The game ends at ${view.rules.target_score}.`;
+  const target = view.rules.target_score;
+  const reached = view.players.filter((p) => event.scores[p.seat] >= target).map((p) => shortName(view, p.seat));
+  lead.className = reached.length && leaders.length > 1 ? "tie" : "";
+  lead.textContent = reached.length && leaders.length > 1 // the target is reached, but the lowest total is shared
+    ? t("summary.tie", { names: reached.join(t("and")), score: low, target })
+    : t("summary.lowest", { names: leaders.join(t("and")), low, target });
   body.append(lead);
   setPageState("dialog");
   const closed = openDialog($("summary"));
@@ -650,16 +711,22 @@ function showGameOver(view, lastHand = null) {
   const over = view.game_over;
   if (!over) return;
   const scores = over.scores || view.scores;
-  $("gameover-text").textContent = `${winnerText(view, over.winner)} Final scores below.`;
+  $("gameover-text").textContent = t("over.final", { winner: winnerText(view, over.winner) });
   const body = $("gameover-body");
   body.replaceChildren();
   if (lastHand && lastHand.moon !== null && lastHand.moon !== undefined) {
     const moon = document.createElement("p");
     moon.className = "moon";
-    moon.textContent = `Last hand: ${moonText(view, lastHand.moon)}`;
+    moon.textContent = t("moon.last_hand", { text: moonText(view, lastHand.moon) });
     body.append(moon);
   }
   body.append(pointsTable(view, lastHand ? lastHand.points : null, scores));
+  const sheet = document.createElement("div");
+  sheet.className = "sheet";
+  const title = document.createElement("h3");
+  title.textContent = t("sheet.title");
+  sheet.append(title, sheetTable(view));
+  body.append(sheet);
   openDialog($("gameover"));
   $("new-game").focus();
 }
@@ -669,32 +736,33 @@ function showGameOver(view, lastHand = null) {
 function eventLine(view, e) {
   switch (e.type) {
     case "played":
-      return [`${shortName(view, e.seat)} ${e.seat === 0 ? "play" : "plays"} ${cardSymbol(e.card)}`, ""];
+      return [t("ev.played", { who: shortName(view, e.seat), you: e.seat === 0, card: cardSymbol(e.card) }), ""];
     case "hearts_broken":
-      return [`Hearts are broken (${shortName(view, e.seat)}: ${cardSymbol(e.card)})`, "note"];
-    case "trick_won": {
-      const pts = e.points ? ` (${pointsText(e.points)})` : "";
-      return [`${shortName(view, e.winner)} ${e.winner === 0 ? "take" : "takes"} the trick${pts}`, "trick"];
-    }
-    case "exchanged": {
-      const to = e.to === null || e.to === undefined ? "" : ` to ${shortName(view, e.to)}`;
-      const from = e.from === null || e.from === undefined ? "" : ` from ${shortName(view, e.from)}`;
-      return [`You passed ${cardsText(e.passed)}${to} and received ${cardsText(e.received)}${from}`, "note"];
-    }
+      return [t("ev.hearts_broken", { who: shortName(view, e.seat), card: cardSymbol(e.card) }), "note"];
+    case "trick_won":
+      return [t("ev.trick_won", { who: shortName(view, e.winner), you: e.winner === 0, points: e.points }), "trick"];
+    case "exchanged":
+      return [t("ev.exchanged", { passed: cardsText(e.passed), to: passTo(view, e.to), received: cardsText(e.received),
+        from: passTo(view, e.from) }), "note"];
     case "hand_scored": {
-      const moon = e.moon === null || e.moon === undefined ? "" : `. ${moonText(view, e.moon)}`;
-      const pts = view.players.map((p) => `${shortName(view, p.seat)} ${e.points[p.seat]}`).join(", ");
-      return [`Hand ${e.hand_number + 1} scored: ${pts}${moon}`, "score"];
+      const moon = e.moon === null || e.moon === undefined ? "" : moonText(view, e.moon);
+      const points = view.players.map((p) => `${shortName(view, p.seat)} ${e.points[p.seat]}`).join(", ");
+      return [t("ev.hand_scored", { hand: e.hand_number + 1, points, moon }), "score"];
     }
-    case "hand_started": {
-      const dir = e.pass_direction && e.pass_direction !== "none" ? `pass ${e.pass_direction}` : "no pass";
-      return [`Hand ${e.hand_number + 1} dealt (${dir})`, "note"];
-    }
+    case "hand_started":
+      return [t("ev.hand_started", { hand: e.hand_number + 1, direction: e.pass_direction || "none" }), "note"];
     case "game_over":
-      return [`Game over: ${winnerText(view, e.winner)}`, "score"];
+      return [t("ev.game_over", { winner: winnerText(view, e.winner) }), "score"];
     default:
       return null;
   }
+}
+
+/** Say it to a screen reader (a polite live region): each card played, each trick taken, your turn. */
+function announce(text) {
+  const el = $("announce");
+  el.textContent = "";
+  el.textContent = text;
 }
 
 /** The trick's cards fly to the seat of the player who took it. */
@@ -728,7 +796,7 @@ async function replay(view, events) {
         if (!already) {
           if (e.seat !== 0) {
             setTurn(view, e.seat);
-            setStatus(`${shortName(view, e.seat)} is playing…`);
+            setStatus(t("status.playing", { who: shortName(view, e.seat) }));
             await sleep(state.delay);
           }
           s.trick.push({ seat: e.seat, card: e.card });
@@ -736,6 +804,7 @@ async function replay(view, events) {
           else s.counts[e.seat] = Math.max(0, s.counts[e.seat] - 1);
           renderTrick(view);
         }
+        if (e.seat !== 0) announce(line[0]);
         const next = s.trick.length < n ? (e.seat + 1) % n : null;
         setTurn(view, next);
         break;
@@ -754,6 +823,7 @@ async function replay(view, events) {
         renderScores(view);
         renderLastTrick(view);
         setStatus(`${line[0]}.`);
+        announce(`${line[0]}.`);
         await sleep(state.delay * 1.5);
         await collectTrick(view, e.winner);
         s.trick = [];
@@ -766,7 +836,7 @@ async function replay(view, events) {
         s.hand = [...view.hand];
         s.received = e.received;
         renderHand(view, false);
-        setStatus(`You received ${cardsText(e.received)}${e.from === null || e.from === undefined ? "" : ` from ${shortName(view, e.from)}`}.`);
+        setStatus(t("status.received", { cards: cardsText(e.received), from: passTo(view, e.from) }));
         await sleep(state.delay * 1.5);
         break;
       case "hand_scored": {
@@ -810,7 +880,7 @@ function chooseCard(card) {
   if (view && view.phase === "pass" && view.your_turn && !state.busy && view.hand.includes(card)) {
     const locked = view.pass ? view.pass.chosen || [] : [];
     if (locked.includes(card)) {
-      showMessage(`${cardSymbol(card)} is already passed.`, "refused");
+      showMessage(t("pass.already", { card: cardSymbol(card) }), "refused");
       return;
     }
     clearMessage();
@@ -818,7 +888,7 @@ function chooseCard(card) {
     if (i >= 0) state.passSel.splice(i, 1);
     else if (state.passSel.length < view.pass.picks_left) state.passSel.push(card);
     else {
-      showMessage(`You have chosen ${view.pass.picks_left}: click one of them to put it back first.`, "refused");
+      showMessage(t("pass.full", { n: view.pass.picks_left }), "refused");
       return;
     }
     const fromKeys = $("hand").contains(document.activeElement);
@@ -836,7 +906,8 @@ async function confirmPass() {
   state.busy = true;
   setPageState("busy");
   clearMessage();
-  setStatus(`Passing ${picks.map(cardSymbol).join(" ")} ${passWords(view, view.pass.direction, view.pass.to)}…`);
+  setStatus(t("status.passing", { cards: picks.map(cardSymbol).join(" "), direction: t(`direction.${view.pass.direction}`),
+    to: passTo(view, view.pass.to) }));
   state.shown.hand = state.shown.hand.filter((c) => !picks.includes(c));
   $("pass-panel").hidden = true; // the status says what is being passed
   renderHand(view, false);
@@ -851,7 +922,7 @@ async function confirmPass() {
     render(next);
     if (next.phase === "over") showGameOver(next, state.lastHand);
   } catch (err) {
-    showMessage(`Could not pass: ${err.message}`);
+    showMessage(t("error.pass", { why: err.message }));
     state.busy = false;
     await reloadGame(view.id);
   } finally {
@@ -863,24 +934,24 @@ async function confirmPass() {
 async function playCard(card) {
   const view = state.view;
   if (!view || state.busy) {
-    if (state.busy) showMessage("Wait: the other players are playing.", "refused");
+    if (state.busy) showMessage(t("wait.playing"), "refused");
     return;
   }
   if (view.phase === "over") {
-    showMessage("The game is over: start a new game.");
+    showMessage(t("wait.over"));
     return;
   }
   if (!view.your_turn) {
-    showMessage("Wait: it is not your turn.");
+    showMessage(t("wait.turn"));
     return;
   }
   if (!view.hand.includes(card)) {
-    showMessage(`You do not hold ${cardSymbol(card)}.`);
+    showMessage(t("refuse.not_held", { card: cardSymbol(card) }));
     return;
   }
   const verb = view.phase === "pass" ? "passed" : "played";
   if (!view.legal.includes(card)) { // refused here, in the view's words: no request is sent
-    showMessage(refusalText(card, verb, reasonText(card, (view.refused || {})[card])), "refused");
+    showMessage(refusalText(card, verb, (view.refused || {})[card]), "refused");
     shake(card);
     return;
   }
@@ -897,7 +968,7 @@ async function playCard(card) {
     renderHand(view, false);
     const n = numPlayers(view);
     if (s.trick.length < n) {
-      setStatus(`${shortName(view, 1 % n)} is playing…`);
+      setStatus(t("status.playing", { who: shortName(view, 1 % n) }));
       setTurn(view, 1 % n);
     } else {
       setStatus("");
@@ -917,10 +988,10 @@ async function playCard(card) {
     state.busy = false;
     if (err instanceof ApiError && err.status === 409 && err.data && err.data.reason) {
       // the game moved on elsewhere (another tab): the reason, then the game as it is now
-      showMessage(refusalText(card, verb, reasonText(card, err.data.reason) || err.message), "refused");
+      showMessage(refusalText(card, verb, err.data.reason), "refused");
       await reloadGame(view.id);
     } else {
-      showMessage(`Could not play ${cardSymbol(card)}: ${err.message}`);
+      showMessage(t("error.play", { card: cardSymbol(card), why: err.message }));
       await reloadGame(view.id);
     }
   } finally {
@@ -941,28 +1012,20 @@ function shake(card) {
 
 /** A refusal's reason code (the view's `refused`, a 409's `reason`) in words; "" for none known. */
 function reasonText(card, reason) {
-  if (!reason) return "";
-  const named = cardSymbol(reason.card || card);
-  switch (reason.code) {
-    case "game_over": return "the game is over";
-    case "not_your_turn": return "it is not your turn";
-    case "not_held": return `you do not hold ${named}`;
-    case "already_chosen": return `you already chose ${named} to pass`;
-    case "follow_suit": return `you must follow suit (${SUITS[reason.suit].sym})`;
-    case "first_trick_points": return "no hearts and no Q♠ on the first trick";
-    case "opens_first_trick": return `${named} opens the first trick`;
-    case "hearts_not_broken": return "hearts are not broken yet";
-    case "queen_waits": return "Q♠ may not be led before hearts are broken";
-    default: return "";
-  }
+  if (!reason || !CODES.has(reason.code)) return "";
+  return t(`reason.${reason.code}`, { card: cardSymbol(reason.card || card), suit: reason.suit ? SUITS[reason.suit].sym : "" });
 }
+const CODES = new Set(["game_over", "not_your_turn", "not_held", "already_chosen", "follow_suit", "first_trick_points",
+  "opens_first_trick", "hearts_not_broken", "queen_waits"]);
 
-/** A reason, as a sentence that names the card ("Q♠ cannot be played now: ..."). */
-function refusalText(card, verb, detail) {
-  const text = String(detail || "").trim();
-  const named = text.startsWith(cardSymbol(card)) || text.includes(" cannot be ") || /^you (do not|already)/i.test(text);
-  const sentence = named ? text : `${cardSymbol(card)} cannot be ${verb} now${text ? `: ${text}` : ""}`;
-  return sentence.charAt(0).toUpperCase() + sentence.slice(1);
+/** A refused card, as a sentence that names it ("Q♠ cannot be played now: ..."). */
+function refusalText(card, verb, reason) {
+  const code = reason && reason.code;
+  if (code === "not_held" || code === "already_chosen") {
+    const text = reasonText(card, reason);
+    return text.charAt(0).toUpperCase() + text.slice(1);
+  }
+  return t(verb === "passed" ? "refuse.passed" : "refuse.played", { card: cardSymbol(card), why: reasonText(card, reason) });
 }
 
 /** The game's record from the back end, saved as a file (a link to the API would reach only a server). */
@@ -978,7 +1041,7 @@ async function downloadRecord(event) {
     save.click();
     setTimeout(() => URL.revokeObjectURL(save.href), 10_000);
   } catch (err) {
-    showMessage(`Could not get the record: ${err.message}`);
+    showMessage(t("error.record", { why: err.message }));
   }
 }
 
@@ -986,7 +1049,7 @@ async function reloadGame(id) {
   try {
     render(await api(`games/${encodeURIComponent(id)}`));
   } catch (err) {
-    showMessage(`Could not load the game: ${err.message}`);
+    showMessage(t("error.load", { why: err.message }));
   }
 }
 
@@ -1012,7 +1075,7 @@ function showTyped() {
     return;
   }
   const card = parseCard(state.typed);
-  el.textContent = card ? `Typed: ${state.typed} → ${cardSymbol(card)} (Enter plays it)` : `Typed: ${state.typed}`;
+  el.textContent = card ? t("typed.card", { typed: state.typed, card: cardSymbol(card) }) : t("typed.text", { typed: state.typed });
 }
 
 function onKey(event) {
@@ -1067,7 +1130,7 @@ function onKey(event) {
     state.typed = "";
     showTyped();
     if (!card) {
-      showMessage(`"${typed}" is not a card: type a rank (2-10, j, q, k, a) and a suit (c, d, h, s), e.g. qs or 10h.`);
+      showMessage(t("typed.not_card", { typed }));
       return;
     }
     const i = buttons.findIndex((b) => b.dataset.card === card);
@@ -1087,58 +1150,127 @@ function onKey(event) {
   }
 }
 
-// ---- setup -------------------------------------------------------------------------------------
+// ---- setup: difficulty, players, target, moon, then Play; the rest under "More rules" --------------
 
-function optionValueLabel(value) {
-  if (Array.isArray(value)) return value.join(" → ");
-  if (typeof value === "boolean") return value ? "on" : "off";
-  if (typeof value === "string") return VALUE_LABELS[value] || value;
+const LEVELS = ["easy", "normal", "hard", "strong"];
+const MORE_RULES = ["pass_cycle", "first_trick_protection", "hearts_must_be_broken", "queen_breaks_hearts",
+  "queen_waits_for_hearts", "jack_of_diamonds_bonus"];
+const LAST_GAME = "hearts-last-game";
+
+function optionValueLabel(key, value) {
+  if (key === "moon") return t(`moon.${value}`);
+  if (key === "pass_cycle") return value.map((d) => t(`direction.${d}`)).join(" → ");
+  if (typeof value === "boolean") return t(value ? "option.on" : "option.off");
   return String(value);
 }
 
+function setupPreset() {
+  const players = document.querySelector("input[name=players]:checked");
+  return players && players.value === "2" ? "two_player" : "classic";
+}
+
 function presetRules(preset) {
-  return (state.options.preset_rules || {})[preset] || null;
+  return (state.options.preset_rules || {})[preset] || {};
 }
 
-function playersOfPreset(preset) {
-  const rules = presetRules(preset);
-  return rules && rules.num_players ? rules.num_players : preset === "two_player" ? 2 : 4;
+function agentsOf(preset) {
+  const opts = state.options;
+  return (opts.agents_by_preset && opts.agents_by_preset[preset]) || opts.agents;
 }
 
-/** Each option's first choice keeps the preset's value; say which it is. */
-function renderPresetDefaults() {
-  const rules = presetRules($("preset").value);
-  for (const select of document.querySelectorAll("select[data-rule]")) {
-    const def = select.querySelector("option[data-preset-default]");
-    const key = select.dataset.rule;
-    def.textContent = rules && key in rules ? `preset: ${optionValueLabel(rules[key])}` : "preset default";
+/** The agent a difficulty names for a preset: its ladder level where offered, else the bot of that name. */
+function levelSpec(level, preset) {
+  const agents = agentsOf(preset);
+  if (agents.includes(`level:${level}`)) return `level:${level}`;
+  return level !== "strong" && agents.includes(level) ? level : null;
+}
+
+/** A group of radio buttons in `box` (its legend kept): `choices` of [value, label], `chosen` checked. */
+function radios(box, name, choices, chosen) {
+  for (const old of box.querySelectorAll("label")) old.remove();
+  for (const [value, label] of choices) {
+    const item = document.createElement("label");
+    item.className = "choice";
+    const input = document.createElement("input");
+    input.type = "radio";
+    input.name = name;
+    input.value = String(value);
+    input.checked = String(value) === String(chosen);
+    const text = document.createElement("span");
+    text.textContent = label;
+    item.append(input, text);
+    box.append(item);
   }
 }
 
-function renderOpponents() {
-  const opts = state.options;
-  const preset = $("preset").value;
-  renderPresetDefaults();
-  const agents = (opts.agents_by_preset && opts.agents_by_preset[preset]) || opts.agents;
-  const n = playersOfPreset(preset);
+function checkedValue(name) {
+  const input = document.querySelector(`input[name=${name}]:checked`);
+  return input ? input.value : null;
+}
+
+/**
+ * The opponents offered for a preset, as [spec, name]: the difficulty levels (Easy ... Strong) where
+ * any is offered, else every player offered for it (a build with no ladder: its policies, Random).
+ */
+function opponentChoices(preset) {
+  const levels = LEVELS.map((level) => [levelSpec(level, preset), t(`level.${level}`)]).filter(([spec]) => spec);
+  return levels.length ? levels : agentsOf(preset).map((spec) => [spec, agentName(spec)]);
+}
+
+/** Everything of the setup that depends on the players (the preset): opponents, target, moon, options, seats. */
+function renderChoices() {
+  const preset = setupPreset();
+  const rules = presetRules(preset);
+  const choices = opponentChoices(preset);
+  const specs = choices.map(([spec]) => spec);
+  const was = checkedValue("level");
+  const usual = [levelSpec("normal", preset), ...(state.options.default_opponents || [])].find((spec) => specs.includes(spec));
+  radios($("level-choice"), "level", choices, specs.includes(was) ? was : usual || specs[0]);
+  const targets = (state.options.options || {}).target_score || [50, 100, 150];
+  const target = checkedValue("target") || rules.target_score || 100;
+  radios($("target-choice"), "target", targets.map((n) => [n, t("setup.target.value", { n })]), target);
+  const moon = $("moon");
+  const moonWas = moon.value;
+  moon.replaceChildren();
+  for (const value of (state.options.options || {}).moon || []) {
+    moon.append(Object.assign(document.createElement("option"), { value, textContent: t(`moon.${value}`) }));
+  }
+  moon.value = moonWas || rules.moon || "add_to_others";
+  for (const select of document.querySelectorAll("select[data-rule]")) {
+    const key = select.dataset.rule;
+    const def = select.querySelector("option[data-preset-default]");
+    def.textContent = key in rules ? t("option.preset_value", { value: optionValueLabel(key, rules[key]) }) : t("option.preset_default");
+    for (const o of select.querySelectorAll("option:not([data-preset-default])")) {
+      o.textContent = optionValueLabel(key, JSON.parse(o.value));
+    }
+  }
+  renderOpponents(preset);
+}
+
+/** Each opponent seat's own choice (optional): "as chosen above", a difficulty, or any other offered player. */
+function renderOpponents(preset) {
+  const agents = agentsOf(preset);
+  const n = presetRules(preset).num_players || (preset === "two_player" ? 2 : 4);
   const box = $("opponents");
   const previous = [...box.querySelectorAll("select")].map((s) => s.value);
   box.replaceChildren();
-  const defaults = opts.default_opponents || [];
+  const levels = opponentChoices(preset).map(([spec]) => spec);
+  const others = agents.filter((spec) => !levels.includes(spec));
   for (let seat = 1; seat < n; seat++) {
     const label = document.createElement("label");
     label.className = "field";
-    label.append(`${POS_NAMES[positionOf(seat, n)]} `);
+    label.append(`${t(`pos.${positionOf(seat, n)}`)} `);
     const select = document.createElement("select");
     select.name = `opponent-${seat}`;
-    for (const agent of agents) {
-      const o = document.createElement("option");
-      o.value = agent;
-      o.textContent = agent;
-      select.append(o);
+    select.append(Object.assign(document.createElement("option"), { value: "", textContent: t("setup.same") }));
+    for (const spec of levels) select.append(Object.assign(document.createElement("option"), { value: spec, textContent: agentName(spec) }));
+    if (others.length) {
+      const group = document.createElement("optgroup");
+      group.label = t("setup.others");
+      for (const spec of others) group.append(Object.assign(document.createElement("option"), { value: spec, textContent: agentName(spec) }));
+      select.append(group);
     }
-    const want = previous[seat - 1] || defaults[seat - 1] || defaults[defaults.length - 1] || agents[0];
-    if (agents.includes(want)) select.value = want;
+    if (agents.includes(previous[seat - 1])) select.value = previous[seat - 1];
     label.append(select);
     box.append(label);
   }
@@ -1146,20 +1278,18 @@ function renderOpponents() {
 
 function renderSetup() {
   const opts = state.options;
-  const preset = $("preset");
-  if (!preset.options.length) {
-    for (const name of opts.presets) {
-      const o = document.createElement("option");
-      o.value = name;
-      o.textContent = PRESET_LABELS[name] || name;
-      preset.append(o);
-    }
-    preset.addEventListener("change", renderOpponents);
-    const box = $("rule-options");
-    for (const [key, values] of Object.entries(opts.options || {})) {
+  const box = $("rule-options");
+  if (!box.children.length) {
+    radios($("players-choice"), "players", [[4, t("setup.players.4")], [2, t("setup.players.2")]], 4);
+    $("players-choice").addEventListener("change", renderChoices);
+    for (const key of MORE_RULES) {
+      const values = (opts.options || {})[key];
+      if (!values) continue;
       const label = document.createElement("label");
       label.className = "field";
-      label.append(`${OPTION_LABELS[key] || key.replaceAll("_", " ")} `);
+      const name = document.createElement("span");
+      name.dataset.i18n = `option.${key}`;
+      name.textContent = t(`option.${key}`);
       const select = document.createElement("select");
       select.name = `rule-${key}`;
       select.dataset.rule = key;
@@ -1167,17 +1297,49 @@ function renderSetup() {
       def.value = "";
       def.dataset.presetDefault = "1";
       select.append(def);
-      for (const value of values) {
-        const o = document.createElement("option");
-        o.value = JSON.stringify(value);
-        o.textContent = optionValueLabel(value);
-        select.append(o);
-      }
-      label.append(select);
+      for (const value of values) select.append(Object.assign(document.createElement("option"), { value: JSON.stringify(value) }));
+      label.append(name, " ", select);
       box.append(label);
     }
+  } else {
+    for (const label of $("players-choice").querySelectorAll("label span")) {
+      label.textContent = t(label.previousElementSibling.value === "2" ? "setup.players.2" : "setup.players.4");
+    }
   }
-  renderOpponents();
+  renderChoices();
+}
+
+/** The game the setup describes, as POST games takes it. */
+function setupBody() {
+  const preset = setupPreset();
+  const rules = {};
+  const presetValues = presetRules(preset);
+  const target = Number(checkedValue("target"));
+  if (target && target !== presetValues.target_score) rules.target_score = target;
+  if ($("moon").value && $("moon").value !== presetValues.moon) rules.moon = $("moon").value;
+  for (const select of document.querySelectorAll("select[data-rule]")) {
+    if (select.value !== "") rules[select.dataset.rule] = JSON.parse(select.value);
+  }
+  const everyone = checkedValue("level");
+  const opponents = [...$("opponents").querySelectorAll("select")].map((s) => s.value || everyone);
+  return { preset, rules, opponents };
+}
+
+/** "Continue your game" on the start screen: the last game of this browser, when it is not over. */
+async function offerContinue() {
+  const box = $("continue-box");
+  box.hidden = true;
+  const id = storageGet(LAST_GAME);
+  if (typeof id !== "string") return;
+  try {
+    const view = await api(`games/${encodeURIComponent(id)}`);
+    if (view.phase === "over") return;
+    $("continue").textContent = t("setup.continue", { hand: view.hand_number + 1 });
+    $("continue").onclick = () => openGame(view);
+    box.hidden = false;
+  } catch {
+    // gone (another browser's storage, an old server): nothing to continue
+  }
 }
 
 async function showSetup() {
@@ -1192,53 +1354,63 @@ async function showSetup() {
   try {
     if (!state.options) state.options = await api("options");
     renderSetup();
+    await offerContinue();
     setPageState("setup");
   } catch (err) {
-    $("setup-message").textContent = `Could not load the options: ${err.message}`;
+    $("setup-message").textContent = t("setup.no_options", { why: err.message });
     setPageState("error");
   }
 }
 
+/** Show a game at its address: a new history entry, so Back returns to the start screen. */
+function gameAddress(id, push) {
+  const url = new URL(location.href);
+  url.searchParams.set("game", id);
+  if (push) history.pushState({ game: id }, "", url);
+  else history.replaceState({ game: id }, "", url);
+  storageSet(LAST_GAME, id);
+}
+
+async function openGame(view) {
+  gameAddress(view.id, true);
+  state.view = view;
+  await continueGame(view);
+}
+
 async function startGame(event) {
   event.preventDefault();
-  const form = $("setup-form");
-  const rules = {};
-  for (const select of form.querySelectorAll("select[data-rule]")) {
-    if (select.value !== "") rules[select.dataset.rule] = JSON.parse(select.value);
-  }
-  const opponents = [...$("opponents").querySelectorAll("select")].map((s) => s.value);
-  const body = { preset: $("preset").value, rules, opponents };
+  const body = setupBody();
   $("start").disabled = true;
   $("setup-message").textContent = "";
   setPageState("busy");
   try {
     const view = await api("games", { method: "POST", body: JSON.stringify(body) });
-    const url = new URL(location.href);
-    url.searchParams.set("game", view.id);
-    history.replaceState(null, "", url);
+    gameAddress(view.id, true);
     $("log").replaceChildren();
     clearMessage();
     state.focusIndex = 0;
     state.passSel = [];
     render(view);
-    log(`New game: ${view.players.map((p) => playerName(view, p.seat)).join(", ")}`, "note");
+    log(t("ev.new_game", { players: view.players.map((p) => playerName(view, p.seat)).join(", ") }), "note");
     for (const e of view.events || []) {
       const line = eventLine(view, e);
       if (line) log(...line);
     }
     markSeen(view, (view.events || []).length);
   } catch (err) {
-    $("setup-message").textContent = `Could not start the game: ${err.message}`;
+    $("setup-message").textContent = t("setup.cannot_start", { why: err.message });
     setPageState("setup");
   } finally {
     $("start").disabled = false;
   }
 }
 
-function newGame() {
+/** The start screen at the site's address (a new history entry unless `replace`). */
+function newGame(replace = false) {
   const url = new URL(location.href);
   url.searchParams.delete("game");
-  history.replaceState(null, "", url);
+  if (replace) history.replaceState(null, "", url);
+  else history.pushState(null, "", url);
   for (const d of document.querySelectorAll("dialog[open]")) d.close();
   state.lastHand = null;
   clearMessage();
@@ -1257,6 +1429,32 @@ function askNewGame() {
   $("leave-keep").focus();
 }
 
+/** The page for the address: Back and Forward move between the start screen and a game. */
+async function route() {
+  for (const d of document.querySelectorAll("dialog[open]")) d.close();
+  const id = new URLSearchParams(location.search).get("game");
+  if (!id) {
+    await showSetup();
+    return;
+  }
+  try {
+    const view = await api(`games/${encodeURIComponent(id)}`);
+    state.view = view;
+    storageSet(LAST_GAME, id);
+    await continueGame(view);
+  } catch (err) {
+    await showSetup();
+    $("setup-message").textContent = t("setup.cannot_continue", { id, why: err.message });
+  }
+}
+
+/** The page in the language chosen: its static text now, the rest at the next render. */
+function switchLanguage(code) {
+  setLanguage(code);
+  if (!$("setup").hidden && state.options) renderSetup();
+  if (state.view && !$("game").hidden) render(state.view);
+}
+
 // ---- start -------------------------------------------------------------------------------------
 
 function setDeck(value) {
@@ -1267,7 +1465,7 @@ function setDeck(value) {
 async function continueGame(view) {
   restoreLog(view.id);
   render(view);
-  log(`Game continued (hand ${view.hand_number + 1})`, "note");
+  log(t("ev.continued", { hand: view.hand_number + 1 }), "note");
   const events = view.events || [];
   const seen = storageGet(`hearts-seen:${view.id}`);
   const from = seen && seen.sig === answerSignature(view) ? Math.min(seen.count, events.length) : events.length;
@@ -1313,8 +1511,13 @@ async function main() {
   setTouch();
   touch.addEventListener("change", setTouch);
 
+  const lang = $("lang");
+  lang.value = currentLanguage();
+  lang.addEventListener("change", () => switchLanguage(lang.value));
+  translatePage();
+
   $("setup-form").addEventListener("submit", startGame);
-  $("new-game").addEventListener("click", newGame);
+  $("new-game").addEventListener("click", () => newGame());
   $("new-game-top").addEventListener("click", askNewGame);
   $("leave-keep").addEventListener("click", () => $("leave").close());
   $("leave-yes").addEventListener("click", () => {
@@ -1330,19 +1533,8 @@ async function main() {
   window.addEventListener("resize", layoutHand);
   for (const link of [$("record-link"), $("record-link-over")]) link.addEventListener("click", downloadRecord);
 
-  const id = params.get("game");
-  if (!id) {
-    await showSetup();
-    return;
-  }
-  try {
-    const view = await api(`games/${encodeURIComponent(id)}`);
-    state.view = view;
-    await continueGame(view);
-  } catch (err) {
-    await showSetup();
-    $("setup-message").textContent = `Could not continue game ${id}: ${err.message}`;
-  }
+  window.addEventListener("popstate", route);
+  await route();
 }
 
 /** Start the page with `api` as its back end: an object whose fetch(path, init) answers api/v1/... */

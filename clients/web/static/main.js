@@ -4,6 +4,7 @@
 // browser's own (clients/js/src/local_api.js, copied to static/js/), its opponents the exported
 // policies run by onnxruntime-web (static/ort/). The page (app.js) is the same either way.
 import { startPage } from './app.js';
+import { t } from './i18n.js';
 
 const configUrl = new URL('../config.json', import.meta.url);
 
@@ -24,7 +25,7 @@ try {
 } catch (err) {
   const note = document.createElement('p');
   note.setAttribute('role', 'alert');
-  note.textContent = `The game cannot start in this browser: ${err.message ?? err}`;
+  note.textContent = t('error.start', { why: err.message ?? err });
   document.body.prepend(note);
   throw err;
 }
