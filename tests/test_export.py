@@ -232,6 +232,24 @@ def test_javascript_client_matches_python(exported, tmp_path):
     assert numbers["max_probability_difference"] <= TOL
 
 
+@pytest.mark.slow
+def test_the_plain_runtime_picks_every_levels_golden_cards(exported, tmp_path):
+    """The static page's plain JavaScript runtime (clients/js/src/plain_runtime.js, no onnxruntime) on
+    every network of both shipped ladders (``hearts export --ladder``, 20 golden records each) and the
+    test export: Python's card every time, probabilities within 1e-5."""
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed (the JavaScript client's tests need Node 20+)")
+    folders = [exported["dir"]]
+    for ladder in sorted(LADDERS):
+        export_ladder(ladder, tmp_path / ladder, golden=20, log=lambda line: None)
+        folders += sorted(path.parent for path in (tmp_path / ladder).rglob("golden.json"))
+    assert len(folders) >= 9
+    env = {**os.environ, "HEARTS_PLAIN_DIRS": os.pathsep.join(map(str, folders))}
+    run = subprocess.run(["node", "--test", "test/plain_runtime.test.js"], cwd=CLIENT, env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert run.returncode == 0 and re.search(r"^# fail 0$", run.stdout, re.M), run.stdout[-4000:] + run.stderr[-2000:]
+
+
 class _Handler(http.server.SimpleHTTPRequestHandler):
     """Serves clients/js, and the export under /fixtures-under-test/."""
 

@@ -689,15 +689,17 @@ function gameRules(preset, overrides) {
 
 /**
  * The page's back end in the static build (clients/web/static/main.js starts the page with it when
- * the build's config.json says "local"): a LocalApi over onnxruntime-web `ort`, set to single-threaded
- * WebAssembly from `wasmPaths`, offering the policies of `models` (models.json's URL) and the random
- * agent. A model loads when a game first needs it (LocalApi warms the seats' agents when it creates
- * the game), not before.
+ * the build's config.json says "local"): a LocalApi offering the policies of `models` (models.json's
+ * URL), run by `runtime` (plain_runtime.js's plainRuntime, or onnxruntime-web: with `wasmPaths`, set to
+ * single-threaded WebAssembly from there), and the random agent. A model loads when a game first
+ * needs it (LocalApi warms the seats' agents when it creates the game), not before.
  */
-export async function localBackend(ort, { models, wasmPaths }) {
-  ort.env.wasm.numThreads = 1; // no cross-origin isolation needed: any static file server
-  ort.env.wasm.wasmPaths = wasmPaths;
+export async function localBackend(runtime, { models, wasmPaths = null }) {
+  if (wasmPaths) {
+    runtime.env.wasm.numThreads = 1; // no cross-origin isolation needed: any static file server
+    runtime.env.wasm.wasmPaths = wasmPaths;
+  }
   const response = await fetch(models);
   if (!response.ok) throw new Error(`cannot fetch ${models}: HTTP ${response.status}`);
-  return new LocalApi({ agents: await loadAgents(ort, models, await response.json()) });
+  return new LocalApi({ agents: await loadAgents(runtime, models, await response.json()) });
 }

@@ -1,8 +1,9 @@
 // The page's start: config.json beside index.html says which back end answers its api/v1 requests.
 // `hearts serve` answers {"backend": "http"}: the game server, by fetch(). The static build
-// (`hearts export --web`, export/web.py) writes {"backend": "local", "models": ..., "runtime": ...}: the
-// browser's own (clients/js/src/local_api.js, copied to static/js/), its opponents the exported
-// policies run by onnxruntime-web (static/ort/). The page (app.js) is the same either way.
+// (`hearts export --web`, export/web.py) writes {"backend": "local", "models": ...}: the browser's own
+// (clients/js/src/local_api.js, copied to static/js/), its opponents the exported policies, run in
+// plain JavaScript (plain_runtime.js: no 14 MB of WebAssembly to download). The page (app.js) is the
+// same either way.
 import { startPage } from './app.js';
 import { t } from './i18n.js';
 
@@ -11,9 +12,8 @@ const configUrl = new URL('../config.json', import.meta.url);
 async function backendOf(config) {
   if (config.backend === 'http') return { fetch: (path, init) => fetch(path, init) };
   if (config.backend === 'local') {
-    const [ort, { localBackend }] = await Promise.all([import('./ort/ort.wasm.min.mjs'), import('./js/local_api.js')]);
-    return localBackend(ort, { models: new URL(config.models, configUrl),
-      wasmPaths: new URL(config.runtime, configUrl).href });
+    const [{ plainRuntime }, { localBackend }] = await Promise.all([import('./js/plain_runtime.js'), import('./js/local_api.js')]);
+    return localBackend(plainRuntime, { models: new URL(config.models, configUrl) });
   }
   throw new Error(`config.json names no back end this page knows (http or local): ${JSON.stringify(config.backend)}`);
 }
