@@ -35,7 +35,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.page_setup import start_game
+from tests.page_setup import play_checked_game, start_game
 
 pytest.importorskip("fastapi")
 pytest.importorskip("uvicorn")
@@ -499,3 +499,27 @@ def test_a_whole_game_on_a_desktop(server, browser, tmp_path):
     assert not errors, errors
     context.close()
     copy_screenshot(tmp_path / "serve-screenshot.png")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("width, height, language", [(320, 568, "de"), (844, 390, "de")],
+                         ids=["320x568-de", "844x390-de"])
+def test_a_whole_game_at_every_size_and_in_german(server, browser, tmp_path, width, height, language):
+    """A small phone upright and a phone sideways, in German: a whole game to 50 against the easy bot
+    with the trick, the hand and the turn in view at every decision, a refused card with no request,
+    the start screen's "Continue your game", and a score sheet of every hand."""
+    context = browser.new_context(viewport={"width": width, "height": height}, is_mobile=True, has_touch=True,
+                                  locale=f"{language}-DE")
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda err: errors.append(str(err)))
+    page.goto(f"{server}/?fast=1")
+    page.wait_for_selector("body[data-state=setup]")
+    assert page.inner_text("#start") == "Spielen" and page.evaluate("document.documentElement.lang") == "de"
+    start_game(page, players=4, target=50, opponents=["easy"] * 3)
+    shots = Path(os.environ["HEARTS_SCREENSHOT_DIR"]) if os.environ.get("HEARTS_SCREENSHOT_DIR") else None
+    seen = play_checked_game(page, shots, f"serve-{width}x{height}-{language}")
+    assert seen["refused"] and seen["continued"] and seen["decisions"] > 40
+    expect(page.locator("#gameover")).to_contain_text("Endstand")
+    context.close()
+    assert not errors, errors

@@ -41,7 +41,7 @@ from hearts_app.serve.games import refusal
 from hearts_app.session.match import Match, refusal_reason
 from hearts_env import cards, deal, engine
 from hearts_env.rules import Rules
-from tests.page_setup import start_game
+from tests.page_setup import play_checked_game, start_game
 
 ROOT = Path(__file__).resolve().parents[1]
 ORT_DIST = CLIENT_DIR / "node_modules" / "onnxruntime-web" / "dist"
@@ -499,6 +499,32 @@ def test_static_build_plays_a_whole_quick_game_in_chromium(served_site, tmp_path
         browser.close()
     assert not errors, errors
     assert plays >= 13 * (summaries + 1) - 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("width, height, language", [(320, 568, "de"), (844, 390, "de")],
+                         ids=["320x568-de", "844x390-de"])
+def test_static_build_plays_a_whole_game_at_every_size_in_german(served_site, width, height, language):
+    """The static build on a small phone upright and a phone sideways, in German: a whole game to 50
+    against the random agent with the trick, the hand and the turn in view at every decision, a
+    refused card with no request, "Continue your game", and a score sheet of every hand."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    errors: list[str] = []
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu",
+                                                                    "--disable-dev-shm-usage"])
+        context = browser.new_context(viewport={"width": width, "height": height}, is_mobile=True, has_touch=True,
+                                      locale=f"{language}-DE")
+        page = context.new_page()
+        page.on("pageerror", lambda err: errors.append(str(err)))
+        page.goto(served_site)
+        page.wait_for_selector("body[data-state=setup]", timeout=30_000)
+        assert page.inner_text("#start") == "Spielen"
+        start_game(page, players=4, target=50, everyone="random")
+        seen = play_checked_game(page)
+        assert seen["refused"] and seen["continued"] and seen["decisions"] > 40
+        browser.close()
+    assert not errors, errors
 
 
 @pytest.fixture(scope="module")

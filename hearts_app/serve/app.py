@@ -398,6 +398,14 @@ def create_app(offered: Sequence[str], games_dir: str | Path, seed: int | None =
     def page_config():
         return {"backend": "http"}
 
+    @app.get("/manifest.webmanifest", include_in_schema=False)
+    def page_manifest():
+        return FileResponse(PAGE_DIR / "manifest.webmanifest", media_type="application/manifest+json")
+
+    @app.get("/icon.svg", include_in_schema=False)
+    def page_icon():
+        return FileResponse(PAGE_DIR / "icon.svg", media_type="image/svg+xml")
+
     @app.get("/", include_in_schema=False)
     def index():
         page = PAGE_DIR / "index.html"

@@ -148,11 +148,14 @@ function positionOf(seat, n) {
   return ["south", "west", "north", "east"][seat % 4];
 }
 
-/** A player's name as players read it: "Easy" for level:easy, "Easy (rules bot)" for the bot easy. */
-export function agentName(spec) {
+/**
+ * A player's name as players read it: "Easy" for level:easy and, in play, for the bot easy too; the
+ * setup's seat-by-seat list (`setup`) tells the bot apart: "Easy (rules bot)".
+ */
+export function agentName(spec, setup = false) {
   const level = /^level:(easy|normal|hard|strong)$/.exec(spec);
   if (level) return t(`level.${level[1]}`);
-  if (["easy", "normal", "hard"].includes(spec)) return t(`bot.${spec}`);
+  if (["easy", "normal", "hard"].includes(spec)) return t(setup ? `bot.${spec}` : `level.${spec}`);
   if (spec === "random") return t("random");
   return spec;
 }
@@ -1214,7 +1217,7 @@ function checkedValue(name) {
  */
 function opponentChoices(preset) {
   const levels = LEVELS.map((level) => [levelSpec(level, preset), t(`level.${level}`)]).filter(([spec]) => spec);
-  return levels.length ? levels : agentsOf(preset).map((spec) => [spec, agentName(spec)]);
+  return levels.length ? levels : agentsOf(preset).map((spec) => [spec, agentName(spec, true)]);
 }
 
 /** Everything of the setup that depends on the players (the preset): opponents, target, moon, options, seats. */
@@ -1263,11 +1266,11 @@ function renderOpponents(preset) {
     const select = document.createElement("select");
     select.name = `opponent-${seat}`;
     select.append(Object.assign(document.createElement("option"), { value: "", textContent: t("setup.same") }));
-    for (const spec of levels) select.append(Object.assign(document.createElement("option"), { value: spec, textContent: agentName(spec) }));
+    for (const spec of levels) select.append(Object.assign(document.createElement("option"), { value: spec, textContent: agentName(spec, true) }));
     if (others.length) {
       const group = document.createElement("optgroup");
       group.label = t("setup.others");
-      for (const spec of others) group.append(Object.assign(document.createElement("option"), { value: spec, textContent: agentName(spec) }));
+      for (const spec of others) group.append(Object.assign(document.createElement("option"), { value: spec, textContent: agentName(spec, true) }));
       select.append(group);
     }
     if (agents.includes(previous[seat - 1])) select.value = previous[seat - 1];

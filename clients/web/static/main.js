@@ -12,6 +12,8 @@ const configUrl = new URL('../config.json', import.meta.url);
 async function backendOf(config) {
   if (config.backend === 'http') return { fetch: (path, init) => fetch(path, init) };
   if (config.backend === 'local') {
+    // Installable, and playable offline once loaded: the build's service worker keeps what it fetched.
+    navigator.serviceWorker?.register(new URL('../sw.js', import.meta.url)).catch(() => {});
     const [{ plainRuntime }, { localBackend }] = await Promise.all([import('./js/plain_runtime.js'), import('./js/local_api.js')]);
     return localBackend(plainRuntime, { models: new URL(config.models, configUrl) });
   }
