@@ -17,8 +17,9 @@ desktop (1280x800), at the fastest pace (``?fast=1``: the bots' cards are replay
 * the layout: nothing overlaps (bounding boxes of the hand's cards, the trick's places, the seat
   labels and the status) at 390 and 1280 px, and at 320 and 820 px, with no horizontal scroll.
 
-Screenshots of both sizes are taken mid-hand into the test's tmp folder; with ``HEARTS_SCREENSHOT=1``
-they are copied to docs/serve-screenshot.png (desktop) and docs/serve-screenshot-phone.png.
+Screenshots of every size are taken mid-hand (and of the German start screen) into the test's tmp
+folder; with ``HEARTS_SCREENSHOT=1`` they are copied to docs/: serve-screenshot.png (desktop),
+serve-screenshot-phone.png, serve-320x568-de.png, serve-844x390-de.png and their -start.png.
 Chromium is the system's (``/usr/bin/chromium``, installed by scripts/setup_clients.sh); no browser
 is downloaded.
 """
@@ -516,10 +517,13 @@ def test_a_whole_game_at_every_size_and_in_german(server, browser, tmp_path, wid
     page.goto(f"{server}/?fast=1")
     page.wait_for_selector("body[data-state=setup]")
     assert page.inner_text("#start") == "Spielen" and page.evaluate("document.documentElement.lang") == "de"
+    name = f"serve-{width}x{height}-{language}"
+    page.screenshot(path=str(tmp_path / f"{name}-start.png"))
     start_game(page, players=4, target=50, opponents=["easy"] * 3)
-    shots = Path(os.environ["HEARTS_SCREENSHOT_DIR"]) if os.environ.get("HEARTS_SCREENSHOT_DIR") else None
-    seen = play_checked_game(page, shots, f"serve-{width}x{height}-{language}")
-    assert seen["refused"] and seen["continued"] and seen["decisions"] > 40
+    seen = play_checked_game(page, tmp_path, name)
+    assert seen["refused"] and seen["continued"] and seen["decisions"] > 40 and seen["shot"]
+    copy_screenshot(tmp_path / f"{name}.png")
+    copy_screenshot(tmp_path / f"{name}-start.png")
     expect(page.locator("#gameover")).to_contain_text("Endstand")
     context.close()
     assert not errors, errors
