@@ -3,26 +3,26 @@
 ``build_web(out)`` writes into ``out`` a site any static file server can serve (browsers load modules
 and WebAssembly over http(s), not from ``file://``; ``python -m http.server -d DIR`` will do)::
 
-    index.html              the page (clients/web/index.html, as it is)
-    static/                 the page's files (clients/web/static: main.js, app.js, style.css)
-    static/js/              the JavaScript client (clients/js/src: engine, encoder and policy, local_api)
-    static/ort/             onnxruntime-web (ort.wasm.min.mjs and its single-threaded WebAssembly)
-    config.json             the page's back end: {"backend": "local", "models": ..., "runtime": ...}
+    index.html              the page (clients/web/index.html, as it is), its manifest.webmanifest and icon.svg
+    static/                 the page's files (clients/web/static: main.js, app.js, i18n.js, style.css)
+    static/js/              the JavaScript client (clients/js/src: engine, encoder, the plain runtime, local_api)
+    sw.js, offline.json     the service worker (clients/web/sw.js) and the files it keeps for offline play
+    config.json             the page's back end: {"backend": "local", "models": "models/models.json"}
     models/models.json      the policies offered: {"models": [{"spec", "model", "manifest", "rules", "description"}]}
     models/<spec>/          each shipped exported policy: policy.onnx and policy.json
 
 One page for both ways (:data:`PAGE_DIR`, which ``hearts serve`` serves too, with a config.json of
 its own): the page reads config.json and, here, takes ``clients/js/src/local_api.js`` as its back
 end, which answers the same requests with the same JSON as the server (``hearts_app/serve/view.py``),
-from the JavaScript engine, the computer seats played by the exported policies (onnxruntime-web) or
-the random agent, deals from the browser's ``crypto.getRandomValues``, the games in its ``localStorage``.
+from the JavaScript engine, the computer seats played by the exported policies (run in plain
+JavaScript by ``clients/js/src/plain_runtime.js``: no WebAssembly to download) or the random agent, deals from the browser's ``crypto.getRandomValues``, the games in its ``localStorage``.
 
 The opponents are the levels of the difficulty ladders given (``levels``: folders written by
 ``hearts export --ladder NAME --out DIR``, export/ladder.py; each level offered by its name, easiest
 first, as ``level:<name>``, the server's names), then the exported policies shipped in ``agents/policies/<name>/`` (``policy.onnx`` and
 ``policy.json``) that are not already a level, offered as ``<name>`` with ``-`` for ``_``
-(``ppo-classic``); each plays the rules of its manifest. The random agent plays every rule set. The files are read from this repository (the page, ``clients/js``, and onnxruntime-web
-from ``clients/js/node_modules``, which ``scripts/setup_clients.sh`` installs).
+(``ppo-classic``); each plays the rules of its manifest. The random agent plays every rule set. The
+files are read from this repository (the page and ``clients/js/src``; no npm package is needed).
 """
 
 from __future__ import annotations
@@ -39,11 +39,11 @@ ROOT = Path(__file__).resolve().parents[1]
 PAGE_DIR = ROOT / "clients" / "web"
 CLIENT_DIR = ROOT / "clients" / "js"
 POLICIES_DIR = ROOT / "agents" / "policies"
-#: What the page needs of onnxruntime-web: the ES module and the single-threaded WebAssembly it loads.
-ORT_FILES = ("ort.wasm.min.mjs", "ort-wasm-simd-threaded.mjs", "ort-wasm-simd-threaded.wasm")
+#: The page's files beside index.html: its web app manifest, icon and service worker.
+PAGE_FILES = ("index.html", "manifest.webmanifest", "icon.svg", "sw.js")
 MODELS_FORMAT = "hearts-lab-web-models"
 #: The build's config.json: the page's back end is the browser's own (clients/js/src/local_api.js).
-PAGE_CONFIG = {"backend": "local", "models": "models/models.json", "runtime": "static/ort/"}
+PAGE_CONFIG = {"backend": "local", "models": "models/models.json"}
 
 
 class WebBuildError(Exception):
@@ -64,6 +64,8 @@ def find_levels(ladder_dir: Path) -> list[tuple[str, Path, Path, str]]:
     preset's own network before the family's); the spec is ``level:<name>``, as the server names the
     levels (agents.level_files)."""
     index = ladder_dir / "levels.json"
+    if index.exists() and not index.is_file():  # a folder, or a device such as /dev/zero that never ends
+        raise WebBuildError(f"{index} is not a file: name a folder written by hearts export --ladder")
     try:
         levels = json.loads(index.read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError) as err:
@@ -102,7 +104,24 @@ def _read_manifest(manifest: Path) -> dict:
         raise WebBuildError(f"{manifest} is not a policy manifest ({err})") from None
     if not isinstance(data, dict) or not isinstance(data.get("rules", {}), dict):
         raise WebBuildError(f"{manifest} is not a policy manifest (not a JSON object with rules)")
+    space = data.get("rule_space")
+    fields = space.get("fields", {}) if isinstance(space, dict) else None
+    if space is not None and not (isinstance(fields, dict) and all(isinstance(v, list) for v in fields.values())):
+        raise WebBuildError(f"{manifest} is not a policy manifest (its rule_space is not an object whose fields "
+                            "are lists of values)")
     return data
+
+
+def _write_offline_list(out: Path) -> None:
+    """offline.json: what the service worker keeps at install (the page, its scripts, the configs; the
+    models it keeps as a game first fetches them), and a version that changes with any of them."""
+    files = ["./", "config.json", "manifest.webmanifest", "icon.svg", "models/models.json",
+             *sorted(path.relative_to(out).as_posix() for path in (out / "static").rglob("*") if path.is_file())]
+    digest = hashlib.sha256()
+    for name in ["index.html", *files[1:]]:
+        digest.update(name.encode() + b"\0" + (out / name).read_bytes())
+    (out / "offline.json").write_text(json.dumps({"version": digest.hexdigest()[:16], "files": files}, indent=1) + "\n",
+                                      encoding="utf-8")
 
 
 def build_web(out: str | Path, page_dir: Path = PAGE_DIR, client_dir: Path = CLIENT_DIR,
@@ -117,11 +136,6 @@ def build_web(out: str | Path, page_dir: Path = PAGE_DIR, client_dir: Path = CLI
     sources = sorted((client_dir / "src").glob("*.js"))
     if not (client_dir / "src" / "local_api.js").is_file():
         raise WebBuildError(f"the JavaScript client is not in {client_dir / 'src'} (local_api.js, engine.js, hearts.js)")
-    ort_dir = client_dir / "node_modules" / "onnxruntime-web" / "dist"
-    missing = [name for name in ORT_FILES if not (ort_dir / name).is_file()]
-    if missing:
-        raise WebBuildError(f"onnxruntime-web is not installed ({ort_dir / missing[0]} is missing): run "
-                            "scripts/setup_clients.sh (or npm install in clients/js) and build again")
     offered: list[tuple[str, Path, Path, str]] = [level for folder in levels for level in find_levels(Path(folder))]
     taken = {hashlib.sha256(model.read_bytes()).hexdigest() for _, model, _, _ in offered}
     for spec, folder in find_policies(policies_dir):
@@ -144,15 +158,13 @@ def build_web(out: str | Path, page_dir: Path = PAGE_DIR, client_dir: Path = CLI
     for old in ("static", "models"):
         shutil.rmtree(out / old, ignore_errors=True)
     out.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(page_dir / "index.html", out / "index.html")
+    for name in PAGE_FILES:
+        shutil.copy2(page_dir / name, out / name)
     static = out / "static"
     shutil.copytree(page_dir / "static", static, ignore=shutil.ignore_patterns("__pycache__"))
     (static / "js").mkdir()
     for source in sources:
         shutil.copy2(source, static / "js" / source.name)
-    (static / "ort").mkdir()
-    for name in ORT_FILES:
-        shutil.copy2(ort_dir / name, static / "ort" / name)
     (out / "config.json").write_text(json.dumps(PAGE_CONFIG, indent=1) + "\n", encoding="utf-8")
 
     entries = []
@@ -174,4 +186,5 @@ def build_web(out: str | Path, page_dir: Path = PAGE_DIR, client_dir: Path = CLI
                         "rules": rules, "description": description})
     (out / "models" / "models.json").write_text(
         json.dumps({"format": MODELS_FORMAT, "version": 1, "models": entries}, indent=1) + "\n", encoding="utf-8")
+    _write_offline_list(out)
     return {"index": out / "index.html", "models": names}

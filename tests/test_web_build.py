@@ -35,7 +35,7 @@ import numpy as np
 import pytest
 
 from export.golden_games import variants
-from export.web import CLIENT_DIR, ORT_FILES, PAGE_DIR, POLICIES_DIR, WebBuildError, build_web, find_levels, find_policies
+from export.web import CLIENT_DIR, PAGE_DIR, PAGE_FILES, POLICIES_DIR, WebBuildError, build_web, find_levels, find_policies
 from hearts_app.serve import view as views
 from hearts_app.serve.games import refusal
 from hearts_app.session.match import Match, refusal_reason
@@ -44,18 +44,11 @@ from hearts_env.rules import Rules
 from tests.page_setup import play_checked_game, start_game
 
 ROOT = Path(__file__).resolve().parents[1]
-ORT_DIST = CLIENT_DIR / "node_modules" / "onnxruntime-web" / "dist"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-
-
-def _need_ort():
-    if not all((ORT_DIST / name).is_file() for name in ORT_FILES):
-        pytest.skip("onnxruntime-web is not installed in clients/js (scripts/setup_clients.sh installs it)")
 
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
-    _need_ort()
     out = tmp_path_factory.mktemp("web") / "site"
     written = build_web(out)
     return out, written
@@ -68,15 +61,17 @@ def test_build_holds_the_page_client_runtime_and_policies(site):
     out, written = site
     assert written["models"] == [spec for spec, _ in find_policies()] and "ppo-classic" in written["models"]
     # The page as it is (the one hearts serve serves), handed the browser's back end by config.json.
-    assert (out / "index.html").read_bytes() == (PAGE_DIR / "index.html").read_bytes()
+    for name in PAGE_FILES:
+        assert (out / name).read_bytes() == (PAGE_DIR / name).read_bytes()
     for source in (PAGE_DIR / "static").iterdir():
         assert (out / "static" / source.name).read_bytes() == source.read_bytes()
     config = json.loads((out / "config.json").read_text())
-    assert config["backend"] == "local" and (out / config["models"]).is_file() and (out / config["runtime"]).is_dir()
+    assert config == {"backend": "local", "models": "models/models.json"} and (out / config["models"]).is_file()
     for source in (CLIENT_DIR / "src").glob("*.js"):
         assert (out / "static" / "js" / source.name).read_bytes() == source.read_bytes()
-    for name in ORT_FILES:
-        assert (out / "static" / "ort" / name).stat().st_size == (ORT_DIST / name).stat().st_size
+    assert not (out / "static" / "ort").exists()  # the networks run in plain JavaScript: no WebAssembly
+    offline = json.loads((out / "offline.json").read_text())  # what the service worker keeps
+    assert all((out / name).exists() for name in offline["files"]) and "static/js/plain_runtime.js" in offline["files"]
     models = json.loads((out / "models" / "models.json").read_text())
     assert models["format"] == "hearts-lab-web-models" and models["version"] == 1
     entry = next(m for m in models["models"] if m["spec"] == "ppo-classic")
@@ -135,16 +130,7 @@ def test_build_offers_a_ladders_levels_first(site, tmp_path):
         build_web(out, levels=[ladder])
 
 
-def test_build_says_what_to_install_without_onnxruntime_web(tmp_path):
-    client = tmp_path / "js"
-    shutil.copytree(CLIENT_DIR / "src", client / "src")
-    with pytest.raises(WebBuildError, match=r"run scripts/setup_clients.sh \(or npm install in clients/js\)"):
-        build_web(tmp_path / "site", client_dir=client)
-    assert not (tmp_path / "site").exists()
-
-
 def test_hearts_export_web_command(tmp_path, capsys):
-    _need_ort()
     from hearts_app import cli
 
     assert cli.main(["export", "--web", str(tmp_path / "site")]) == 0
@@ -527,10 +513,42 @@ def test_static_build_plays_a_whole_game_at_every_size_in_german(served_site, wi
     assert not errors, errors
 
 
+@pytest.mark.slow
+def test_the_installed_build_starts_and_plays_with_the_network_cut(served_site):
+    """Once loaded (its service worker installed, a game played, so its model is kept), the static
+    build starts again and plays a new game with the browser offline."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    errors: list[str] = []
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu",
+                                                                    "--disable-dev-shm-usage"])
+        context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+        page = context.new_page()
+        page.on("pageerror", lambda err: errors.append(str(err)))
+        page.goto(served_site)
+        page.wait_for_selector("body[data-state=setup]", timeout=30_000)
+        page.wait_for_function("navigator.serviceWorker.controller !== null", timeout=30_000)
+        page.click("#start")  # ppo-classic at every seat: its model is fetched, and kept
+        page.wait_for_function(IDLE, timeout=30_000)
+        context.set_offline(True)
+        page.goto(served_site.split("?")[0] + "?fast=1")
+        page.wait_for_selector("body[data-state=setup]", timeout=30_000)
+        page.click("#start")
+        page.wait_for_function(IDLE, timeout=30_000)
+        hand = page.eval_on_selector_all("#hand button.card", "bs => bs.map(b => b.dataset.card)")
+        for card in hand[:3]:
+            type_card(page, card)
+        page.click("#pass-confirm")
+        page.wait_for_function(IDLE, timeout=30_000)
+        assert page.evaluate("document.body.dataset.phase") == "play"  # the opponents played offline
+        assert page.locator("#trick .card").count() >= 1 or page.evaluate("document.body.dataset.turn") == "0"
+        browser.close()
+    assert not errors, errors
+
+
 @pytest.fixture(scope="module")
 def ladder_site(tmp_path_factory):
     """The static build with the shipped ladders of both games (hearts export --ladder, then --web --levels)."""
-    _need_ort()
     pytest.importorskip("onnxruntime")
     from export.ladder import export_ladder
 
