@@ -39,6 +39,8 @@ EXTRAS = {
     "fastapi": "serve extra",
     "fastapi_offline": "serve extra (the API docs' scripts, served without a CDN)",
     "uvicorn": "serve extra",
+    "httptools": "serve extra (uvicorn's HTTP parser, which the connection bounds build on)",
+    "playwright": "test extra (the static build's timing in Chromium, export/web_timing.py)",
     "aiohttp": "serve's load test client (serve and test extras)",
     "pyspiel": "bench extra (OpenSpiel)",
 }
