@@ -35,6 +35,7 @@ import os
 import sys
 import time
 import zipfile
+import zlib
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -50,7 +51,7 @@ from hearts_env.rules import Rules
 from . import cluster, stats
 from .deals import DealSet, DealSetError
 from .units import (EPISODES, FORMATS, SEATINGS, ArenaError, Entrant, Games, Plan, agent_seed, init_worker,
-                    play_unit, resolve_agent, run_unit, set_job)
+                    play_unit, resolve_agent, run_unit, set_job, unit_layout)
 
 #: Deals per unit of work. Part of what determines the results (agents are seeded per chunk).
 CHUNK_DEALS = 256
@@ -183,7 +184,11 @@ class UnitStore:
     def path(self, table: int, chunk: int) -> Path:
         return self.folder / f"unit_t{table:04d}_c{chunk:05d}.npz"
 
-    def load(self, table: int, chunk: int) -> tuple[Games, list[dict]] | None:
+    def load(self, table: int, chunk: int, layout: dict[str, np.ndarray],
+             record: bool) -> tuple[Games, list[dict]] | None:
+        """The unit's games and records as saved, or None to play it again: no file, or a damaged one
+        (unreadable, or not the games ``layout`` says: ``units.unit_layout``; records kept or not as
+        ``record`` says)."""
         path = self.path(table, chunk)
         if not path.is_file():
             return None
@@ -191,8 +196,11 @@ class UnitStore:
             with np.load(path, allow_pickle=False) as data:
                 games = Games(**{name: data[name] for name in UNIT_FIELDS})
                 records = json.loads(str(data["records"]))
-        except (OSError, ValueError, KeyError, zipfile.BadZipFile):
+        except (OSError, ValueError, KeyError, EOFError, RecursionError, zipfile.BadZipFile, zlib.error):
             return None  # a damaged file: the unit is played again
+        wanted = len(layout["deal"]) if record else 0
+        if not (games.fits(layout) and isinstance(records, list) and len(records) == wanted):
+            return None
         return games, records
 
     def save(self, table: int, chunk: int, games: Games, records: list[dict]) -> None:
@@ -297,8 +305,8 @@ def run(
         digest = plan_hash(plan, deals, seed, chunk_deals, records is not None)
         store = UnitStore(units_dir, digest, {"agents": meta["agents"], "tables": meta["tables"],
                                               "deals": n, "arena_seed": int(seed), "chunk_deals": chunk_deals})
-        for i, (t, c, _, _) in enumerate(units):
-            found = store.load(t, c)
+        for i, (t, c, a, b) in enumerate(units):
+            found = store.load(t, c, unit_layout(plan, t, a, b), records is not None)
             if found is not None:
                 done[i] = found
     todo = [i for i in range(len(units)) if i not in done]

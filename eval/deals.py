@@ -49,6 +49,9 @@ _LAYOUT = {"format_version": ("i", 0), "seed": ("u", 0), "seeds": ("u", 1), "han
 _KEYS = tuple(_LAYOUT)
 _KINDS = {"i": "8-byte integers", "u": "8-byte unsigned integers", "U": "text"}
 MAX_INFLATION = 8  # the members may declare at most this many times the file's size
+#: The most deals a set holds: 1,000 times the arena's default, 100 times the promotion rule's largest
+#: check; beyond, the games of one arena run would not fit in memory.
+MAX_DEALS = 1_000_000
 _MAX_RULES_CHARS = 1 << 16
 
 
@@ -70,6 +73,8 @@ class DealSet:
         """``n`` deals derived from ``seed``; deal ``i`` deals hand ``i % len(rules.pass_cycle)``."""
         if n < 1:
             raise ValueError(f"a deal set needs at least one deal, got {n}")
+        if n > MAX_DEALS:
+            raise DealSetError(f"a deal set holds at most {MAX_DEALS:,} deals, got {n:,}")
         seeds = deal.game_seeds(int(seed), int(n))
         hand_numbers = np.arange(n, dtype=np.int64) % len(rules.pass_cycle)
         return cls(rules=rules, seed=int(seed), seeds=seeds, hand_numbers=hand_numbers)
@@ -91,11 +96,15 @@ class DealSet:
 
     # ---- files ----------------------------------------------------------------------------------
 
+    @staticmethod
+    def file_for(path: str | Path) -> Path:
+        """The file :meth:`save` writes for ``path``: the ``.npz`` suffix is added when missing."""
+        path = Path(path)
+        return path if path.suffix == ".npz" else path.with_name(path.name + ".npz")
+
     def save(self, path: str | Path) -> Path:
         """Write the set as ``.npz`` (the suffix is added when missing); returns the path written."""
-        path = Path(path)
-        if path.suffix != ".npz":
-            path = path.with_name(path.name + ".npz")
+        path = self.file_for(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         hands, dead = self.dealt()
         np.savez_compressed(

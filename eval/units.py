@@ -124,6 +124,10 @@ class Plan:
 # ---------------------------------------------------------------------------------------------
 
 
+#: The fields of :class:`Games` with one value per seat (``[G, P]``); the others have one per game.
+SEAT_FIELDS = ("entrant", "points", "moons_made", "moons_suffered", "zero_hands")
+
+
 @dataclasses.dataclass
 class Games:
     """Per-game results (one row per game = deal x table x seating), seat-indexed ``[G, P]``."""
@@ -139,6 +143,20 @@ class Games:
     zero_hands: np.ndarray  # [G, P] hands in which this seat scored no penalty points (<= 0)
     winner: np.ndarray  # [G] winning seat of the game (-1 in hand episodes)
 
+    def fits(self, layout: dict[str, np.ndarray]) -> bool:
+        """Whether these games (read from a file) are the unit ``layout`` (:func:`unit_layout`) says:
+        its very games, and every other array whole numbers of its field's shape, ``[G]`` or ``[G, P]``."""
+        games, players = layout["entrant"].shape
+        for field in dataclasses.fields(self):
+            array = getattr(self, field.name)
+            if field.name in layout:
+                if not (array.shape == layout[field.name].shape and np.array_equal(array, layout[field.name])):
+                    return False
+            elif array.shape != ((games, players) if field.name in SEAT_FIELDS else (games,)) \
+                    or array.dtype.kind not in "iu":
+                return False
+        return True
+
     @classmethod
     def concatenate(cls, parts: list["Games"]) -> "Games":
         names = [f.name for f in dataclasses.fields(cls)]
@@ -146,6 +164,16 @@ class Games:
 
     def __len__(self) -> int:
         return int(self.deal.shape[0])
+
+
+def unit_layout(plan: Plan, table: int, start: int, stop: int) -> dict[str, np.ndarray]:
+    """Which games a unit (deals ``start:stop`` at ``table``, under every seating) plays, in its order:
+    the ``deal``, ``table``, ``seating`` ([G]) and ``entrant`` ([G, P]) arrays of its :class:`Games`."""
+    seat_entrant = plan.entrant_at_seat(table)  # [S, P]
+    s = seat_entrant.shape[0]
+    seating = np.tile(np.arange(s), stop - start)
+    return {"deal": np.repeat(np.arange(start, stop), s), "table": np.full(len(seating), table, dtype=np.int64),
+            "seating": seating, "entrant": seat_entrant[seating]}
 
 
 def play_unit(plan: Plan, deals: DealSet, start: int, stop: int, table: int, chunk: int, seed: int,
@@ -156,12 +184,9 @@ def play_unit(plan: Plan, deals: DealSet, start: int, stop: int, table: int, chu
     worker's copy of a file names it by a local path; labels and records keep the user's specs."""
     rules = plan.rules
     p = rules.num_players
-    seat_entrant = plan.entrant_at_seat(table)  # [S, P]
-    s = seat_entrant.shape[0]
-    g = (stop - start) * s
-    deal_index = np.repeat(np.arange(start, stop), s)
-    seating = np.tile(np.arange(s), stop - start)
-    entrant = seat_entrant[seating]  # [G, P]
+    layout = unit_layout(plan, table, start, stop)
+    deal_index, seating, entrant = layout["deal"], layout["seating"], layout["entrant"]  # [G], [G], [G, P]
+    g = len(deal_index)
     state = engine.init_from_seeds(
         rules, deals.seeds[deal_index], deals.hand_numbers[deal_index], single_hand=plan.episode == "hand"
     )
@@ -198,7 +223,7 @@ def play_unit(plan: Plan, deals: DealSet, start: int, stop: int, table: int, chu
                                           repr(plan.entrants[playing[err.agent]].label), 1)) from None
 
     games = Games(
-        deal=deal_index, table=np.full(g, table, dtype=np.int64), seating=seating, entrant=entrant,
+        deal=deal_index, table=layout["table"], seating=seating, entrant=entrant,
         points=points, hands=hands, moons_made=moons_made, moons_suffered=moons_suffered,
         zero_hands=zero_hands, winner=winner,
     )

@@ -82,6 +82,8 @@ def find_levels(ladder_dir: Path) -> list[tuple[str, Path, Path, str]]:
                 raise WebBuildError(f"{index}: a level without name, model and manifest") from None
             inside = ladder_dir.resolve()
             for path in (model, manifest):  # only files of the ladder are published, never ../ or /etc/...
+                if "\x00" in str(path):  # (no file has a NUL byte in its name; resolve() would raise)
+                    raise WebBuildError(f"{index}: level {name!r} names {str(path)[:80]!r}, a path with a NUL byte")
                 if not path.resolve().is_relative_to(inside):
                     raise WebBuildError(f"{index}: level {name!r} names {str(path)[:80]}, outside the ladder's folder "
                                         f"{ladder_dir}; a level's files are paths inside it")

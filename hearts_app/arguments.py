@@ -11,11 +11,13 @@ import json
 import math
 import sys
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from agents import is_slow, make
+from eval.deals import MAX_DEALS
 from hearts_env.rules import PRESETS, Rules, RulesError
 from hearts_env.settings_files import apply_overrides, read_mapping
+from train.config import MAX_EPOCHS, MAX_TABLES, MAX_WIDTH
 
 from .errors import UsageError
 
@@ -68,8 +70,12 @@ def positive_int(text: str) -> int:
 #: Local worker processes a command may start: each holds its own engine, agents and arrays, so
 #: thousands would exhaust the machine before any work is done.
 MAX_WORKERS = 64
-#: The widest layer a command trains: 8,192 units of 629 inputs are 5 M weights a layer already.
-MAX_WIDTH = 8192
+#: The most hands a command plays to collect examples (the value model's default is 2 million):
+#: beyond, a run would not end (or its examples fit no memory); and sampled deals per decision of a
+#: search (as ``expert:N`` takes). A layer's width, a fit's passes and games played at once are
+#: bounded as in a training config (train/config.py: MAX_WIDTH, MAX_EPOCHS, MAX_TABLES).
+MAX_HANDS = 100_000_000
+MAX_DETERMINIZATIONS = 4096
 
 
 def worker_count(text: str) -> int:
@@ -96,6 +102,25 @@ def positive_ints(text: str) -> list[int]:
     return [positive_int(part) for part in parts]
 
 
+def bounded(kind: Callable[[str], Any], most: float, unit: str = "") -> Callable[[str], Any]:
+    """The argument type ``kind`` (:func:`positive_int`, :func:`positive_float`, :func:`positive_ints`)
+    with every value at most ``most``: a size beyond it is refused before any work starts."""
+    def parse(text: str):
+        value = kind(text)
+        if any(v > most for v in (value if isinstance(value, list) else [value])):
+            shown = text if len(text) <= 40 else f"{text[:20]}... ({len(text)} characters)"
+            limit = f"{int(most):,}" if float(most).is_integer() else f"{most:g}"
+            raise argparse.ArgumentTypeError(f"must be at most {limit}{unit}, got {shown}")
+        return value
+    parse.__name__ = kind.__name__  # (argparse names the type in its messages)
+    return parse
+
+
+def deal_count(text: str) -> int:
+    """A number of deals (or whole games) to play: 1 to ``eval.deals.MAX_DEALS``."""
+    return bounded(positive_int, MAX_DEALS)(text)
+
+
 def add_model_fit_arguments(parser: argparse.ArgumentParser, hands: int, hidden: list[int], epochs: int) -> None:
     """``--hands``, ``--workers``, ``--hidden``, ``--epochs`` and ``--seed`` of the commands that play
     hands and fit a model to them (``hearts belief``, ``hearts value``); :func:`check_model_fit_arguments`
@@ -112,14 +137,30 @@ def add_model_fit_arguments(parser: argparse.ArgumentParser, hands: int, hidden:
 
 
 def check_model_fit_arguments(args: argparse.Namespace) -> None:
-    """Refuse (:class:`UsageError`) the sizes of :func:`add_model_fit_arguments` below 1."""
+    """Refuse (:class:`UsageError`) the sizes of :func:`add_model_fit_arguments` below 1 or above their
+    bounds (:data:`MAX_HANDS`, :data:`MAX_EPOCHS`, :data:`MAX_WIDTH`)."""
     for name in ("hands", "workers", "epochs"):
         if getattr(args, name) < 1:
             raise UsageError(f"--{name} must be 1 or more, got {getattr(args, name)}")
-    if any(width < 1 for width in args.hidden):
-        raise UsageError(f"--hidden widths must be 1 or more, got {args.hidden}")
-    if any(width > MAX_WIDTH for width in args.hidden) or len(args.hidden) > 16:
-        raise UsageError(f"--hidden takes at most 16 layers of at most {MAX_WIDTH:,} units, got {args.hidden!s:.80}")
+    check_at_most(hands=(args.hands, MAX_HANDS), epochs=(args.epochs, MAX_EPOCHS))
+    check_widths(args.hidden)
+
+
+def check_at_most(**values: tuple[float, float]) -> None:
+    """Refuse (:class:`UsageError`) a size above its bound: ``name=(value, bound)`` (``--name``)."""
+    for name, (value, bound) in values.items():
+        if value is not None and value > bound:
+            shown = f"{value:,}" if len(str(value)) <= 30 else f"a number of {len(str(value))} digits"
+            raise UsageError(f"--{name.replace('_', '-')} takes at most {bound:,}, got {shown}")
+
+
+def check_widths(hidden: list[int]) -> None:
+    """Refuse (:class:`UsageError`) ``--hidden`` widths below 1, or more than 16 layers or
+    :data:`MAX_WIDTH` units."""
+    if any(width < 1 for width in hidden):
+        raise UsageError(f"--hidden widths must be 1 or more, got {hidden!s:.80}")
+    if any(width > MAX_WIDTH for width in hidden) or len(hidden) > 16:
+        raise UsageError(f"--hidden takes at most 16 layers of at most {MAX_WIDTH:,} units, got {hidden!s:.80}")
 
 
 def run_model_fit(train: Callable[..., dict], out: Path, args: argparse.Namespace, **settings) -> int:

@@ -45,6 +45,10 @@ from hearts_env.observe import OBS_DIM, decode, observe
 from hearts_env.rules import Rules
 
 DEFAULT_BATCH_SIZES = (1, 64, 1024, 8192)
+#: The largest batch measured (twice the largest default: 32,768 games with their observations
+#: already take about 1 GB), and the longest measurement.
+MAX_BATCH_SIZE = 16_384
+MAX_SECONDS = 3600.0
 FAST_AGENTS = ("random", "easy", "normal", "hard")
 #: Search players measured by default, when installed (they need the ppo-classic policy file).
 SEARCH_AGENTS = ("expert", "expert-value", "ppo-classic-search")

@@ -15,7 +15,7 @@ import sys
 
 from agents import AgentSpecError, builtin, make
 from eval import arena, report
-from eval.deals import DealSet, DealSetError
+from eval.deals import MAX_DEALS, DealSet, DealSetError
 from hearts_env import engine, loop, render
 from hearts_env.rules import Rules, RulesError
 
@@ -25,11 +25,12 @@ from .errors import UsageError, writable_file, writable_folder
 
 
 def _add_bench_arguments(parser: argparse.ArgumentParser, seconds: float) -> None:
-    parser.add_argument("--batch-sizes", type=arguments.positive_ints, default=list(bench.DEFAULT_BATCH_SIZES),
-                        metavar="N,N,...",
-                        help=f"engine batch sizes to measure (default {','.join(map(str, bench.DEFAULT_BATCH_SIZES))})")
-    parser.add_argument("--seconds", type=arguments.positive_float, default=seconds,
-                        help="seconds of play per measurement (default %(default)s)")
+    parser.add_argument("--batch-sizes", type=arguments.bounded(arguments.positive_ints, bench.MAX_BATCH_SIZE),
+                        default=list(bench.DEFAULT_BATCH_SIZES), metavar="N,N,...",
+                        help=f"engine batch sizes to measure, each at most {bench.MAX_BATCH_SIZE:,} (default "
+                             f"{','.join(map(str, bench.DEFAULT_BATCH_SIZES))})")
+    parser.add_argument("--seconds", type=arguments.bounded(arguments.positive_float, bench.MAX_SECONDS, " s"),
+                        default=seconds, help="seconds of play per measurement (default %(default)s)")
     parser.add_argument("--no-open-spiel", action="store_true", help="skip the OpenSpiel reference")
     parser.add_argument("--no-envs", action="store_true", help="skip the PettingZoo and Gymnasium env measurements")
     parser.add_argument("--agents", default=",".join(bench.default_agents()), metavar="SPEC,SPEC,...",
@@ -93,6 +94,8 @@ def cmd_arena(args: argparse.Namespace) -> int:
         writable_folder(args.resume_dir, "--resume-dir")
     if args.records:
         writable_file(args.records, "the records file (--records)")
+    if args.save_deal_set:
+        writable_file(DealSet.file_for(args.save_deal_set), "the deal set (--save-deal-set)")
     try:
         plan = _arena_plan(args, rules)
         if args.deal_set:
@@ -110,9 +113,6 @@ def cmd_arena(args: argparse.Namespace) -> int:
                 if not args.agents:
                     n = max(200, ARENA_LEADERBOARD_DEAL_TABLES // len(plan.tables))
             deals = DealSet.generate(rules, n, args.seed)
-        if args.save_deal_set:
-            saved = deals.save(args.save_deal_set)
-            print(f"deal set saved to {saved}", file=sys.stderr)
         result = arena.run(
             plan, deals, seed=args.seed, workers=args.workers, records=args.records,
             progress=not args.no_progress, half_width=args.half_width, deal_set_path=args.deal_set,
@@ -120,6 +120,9 @@ def cmd_arena(args: argparse.Namespace) -> int:
         )
     except (arena.ArenaError, AgentSpecError, DealSetError) as err:
         raise UsageError(str(err)) from None
+    if args.save_deal_set:  # the deals played, once they are (an agent refused by the run leaves no file)
+        saved = deals.save(args.save_deal_set)
+        print(f"deal set saved to {saved}", file=sys.stderr)
     result.meta["command"] = "hearts " + " ".join(shlex.quote(a) for a in (args.argv or []))
     if not args.json:
         print(_run_line(result.meta), file=sys.stderr)
@@ -222,7 +225,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="head2head: each AGENT against copies of --vs; table: the AGENTs at one table "
                        "(--vs fills empty seats); roundrobin: every table of the AGENTs (default: from the AGENTs)")
     add_rules_arguments(arena_parser)
-    arena_parser.add_argument("--deals", type=arguments.positive_int, help=f"number of deals (default {ARENA_DEFAULT_DEALS}; "
+    arena_parser.add_argument("--deals", type=arguments.deal_count,
+                       help=f"number of deals, at most {MAX_DEALS:,} (default {ARENA_DEFAULT_DEALS}; "
                        "the default leaderboard: 2,000 / its tables, 400 at each of 5; with --deal-set: its first N)")
     arena_parser.add_argument("--seed", type=arguments.seed, default=0, help="seed of the generated deals and of the agents")
     arena_parser.add_argument("--deal-set", metavar="FILE.npz", help="play a saved deal set (must match the rules)")
@@ -273,6 +277,10 @@ def main(argv: list[str] | None = None) -> int:
         return args.func(args)
     except (RulesError, UsageError) as err:
         parser.exit(2, f"hearts: error: {err}\n")
+    except OSError as err:  # a path the system refuses: a name too long, a folder it may not enter, a full disk
+        name = str(err.filename) if err.filename is not None else ""
+        shown = name if len(name) <= 80 else f"{name[:40]}... ({len(name)} characters)"
+        parser.exit(2, f"hearts: error: {shown + ': ' if shown else ''}{err.strerror or err}\n")
     except KeyboardInterrupt:
         parser.exit(130, "hearts: interrupted\n")
     return 0

@@ -12,11 +12,12 @@ import time
 from pathlib import Path
 
 from eval.cluster import ClusterError, map_jobs
+from train.config import MAX_LEARNING_RATE
 from train.distill import collect_shard, fit, opponent_list
 from train.workers import worker_pool
 
 from . import arguments
-from .errors import UsageError, writable_file
+from .errors import UsageError, writable_file, writable_folder
 
 
 def register(subparsers) -> None:
@@ -96,7 +97,7 @@ def register(subparsers) -> None:
 
 def _check_positive(**values: float) -> None:
     for name, value in values.items():
-        if not (math.isfinite(value) and value > 0):
+        if not (value > 0 and (isinstance(value, int) or math.isfinite(value))):  # (an int may exceed any float)
             raise UsageError(f"--{name.replace('_', '-')} must be a finite number above 0, got {value}")
 
 
@@ -110,6 +111,8 @@ def _collect_one(job: tuple) -> int:
 def run_collect(args: argparse.Namespace) -> int:
     _check_positive(hands=args.hands, workers=args.workers, tables=args.tables,
                     determinizations=args.determinizations)
+    arguments.check_at_most(hands=(args.hands, arguments.MAX_HANDS), tables=(args.tables, arguments.MAX_TABLES),
+                            determinizations=(args.determinizations, arguments.MAX_DETERMINIZATIONS))
     if not Path(args.student).is_file():
         raise UsageError(f"student checkpoint not found: {args.student}")
     if not args.card_labels and not (args.teacher == "rollout" and args.pass_labels):
@@ -117,6 +120,7 @@ def run_collect(args: argparse.Namespace) -> int:
                          "labelled (the search teacher labels card plays only)")
     if Path(args.out).exists() and not Path(args.out).is_dir():
         raise UsageError(f"--out {args.out} is a file; name a folder for the shards")
+    writable_folder(args.out, "--out")  # found now, not by each worker when it writes its first shard
     try:
         names = opponent_list(args.opponent)
     except ValueError as err:
@@ -183,6 +187,11 @@ def run_fit(args: argparse.Namespace) -> int:
         raise UsageError(f"--margin must be a finite number, 0 or more, got {args.margin}")
     if args.card_scorer is not None and args.card_scorer < 1:
         raise UsageError(f"--card-scorer must be 1 or more units, got {args.card_scorer}")
+    arguments.check_at_most(epochs=(args.epochs, arguments.MAX_EPOCHS),
+                            card_scorer=(args.card_scorer, arguments.MAX_WIDTH),
+                            learning_rate=(args.learning_rate, MAX_LEARNING_RATE))
+    if args.hidden is not None:
+        arguments.check_widths(args.hidden)
     if args.shards_in_memory is not None and args.shards_in_memory < 1:
         raise UsageError(f"--shards-in-memory must be 1 or more, got {args.shards_in_memory}")
     out = writable_file(args.out, "the policy file")  # found now, not after the fit

@@ -4,6 +4,7 @@ will write, made before its work starts (not after minutes of it)."""
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 
@@ -19,7 +20,7 @@ def writable_file(path: str | Path, what: str) -> Path:
     if out.is_dir():
         raise UsageError(f"{out} is a folder; name {what} to write")
     existing = _nearest_existing(out.parent)
-    if not existing.is_dir() or not os.access(existing, os.W_OK):
+    if not _can_write_in(existing):
         raise UsageError(f"cannot write {out}: {existing} is not a folder that can be written to")
     return out
 
@@ -31,9 +32,22 @@ def writable_folder(path: str | Path, option: str) -> Path:
     if out.exists() and not out.is_dir():
         raise UsageError(f"{option} {out} is a file; name a folder")
     existing = _nearest_existing(out)
-    if not existing.is_dir() or not os.access(existing, os.W_OK):
+    if not _can_write_in(existing):
         raise UsageError(f"{option} {out}: {existing} is not a folder that can be written to")
     return out
+
+
+def _can_write_in(folder: Path) -> bool:
+    """Whether files and folders can be made in ``folder``: the system is asked (``os.access``), then a
+    folder is made there and removed at once, because ``os.access`` says yes to root everywhere, in
+    /proc and /sys too, where nothing can be made."""
+    if not folder.is_dir() or not os.access(folder, os.W_OK):
+        return False
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".hearts-check-", dir=folder))
+    except OSError:
+        return False
+    return True
 
 
 def _nearest_existing(path: Path) -> Path:

@@ -58,10 +58,10 @@ def register(subparsers) -> None:
                         help="with --ladder: measure every level at each rule set of the ladder's panel (its family's "
                              "options one at a time, the unseen combinations, the targets as whole games) against "
                              "three hard, beside the bots: DIR/panel.json and DIR/panel.md (export/panel.py)")
-    parser.add_argument("--deals", type=arguments.positive_int, default=2000, metavar="N",
-                        help="with --measure or --panel: deals of the arena (default 2000)")
-    parser.add_argument("--games", type=arguments.positive_int, default=300, metavar="N",
-                        help="with --panel: whole games at each target of the panel (default 300)")
+    parser.add_argument("--deals", type=arguments.deal_count, default=2000, metavar="N",
+                        help="with --measure or --panel: deals of the arena, 2 to 1,000,000 (default 2000)")
+    parser.add_argument("--games", type=arguments.deal_count, default=300, metavar="N",
+                        help="with --panel: whole games at each target of the panel, 2 to 1,000,000 (default 300)")
     parser.add_argument("--seed", type=int, default=0, help="with --measure: the arena's seed (default 0)")
     parser.add_argument("--workers", type=arguments.positive_int, default=2,
                         help="with --measure or --panel: arena processes (default 2)")
@@ -106,6 +106,10 @@ def run_command(args: argparse.Namespace) -> int:
 
     if args.golden < 0:
         raise UsageError(f"--golden must be 0 or more, got {args.golden}")
+    if (args.measure or args.panel) and args.deals < 2:  # (one deal has no spread: its interval is undefined)
+        raise UsageError(f"--deals must be 2 or more to measure a 95% interval, got {args.deals}")
+    if args.panel and args.games < 2:
+        raise UsageError(f"--games must be 2 or more to measure a 95% interval, got {args.games}")
     try:
         if args.ladder is not None:
             written = export_ladder(args.ladder, args.out, golden=args.golden,

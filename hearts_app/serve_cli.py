@@ -162,6 +162,9 @@ def run_command(args: argparse.Namespace) -> int:
         raise UsageError(f"--max-connections: {err}") from None
     if args.backend == "ray":
         return run_ray(args, offered, hosts)
+    # Bound before the app is made (which makes --games-dir): an address that cannot be listened on is
+    # refused before anything is written, and a client told "serving at" finds it listening.
+    listener = listen(args.host, args.port)
     print(f"Hearts Lab is starting: making the agents and compiling their code (here and in {workers} worker "
           f"process{'es' if workers != 1 else ''}) ...", flush=True)
     try:
@@ -169,11 +172,12 @@ def run_command(args: argparse.Namespace) -> int:
                          max_pending=args.max_pending, search_time_limit=args.search_time_limit,
                          call_time_limit=args.call_time_limit, warm=True)
     except AgentSpecError as err:
+        listener.close()
         raise UsageError(f"--agents: {err}") from None
     except OSError as err:
+        listener.close()
         raise UsageError(f"--games-dir {args.games_dir}: {err.strerror or err}") from None
     host = f"[{args.host}]" if ":" in args.host else args.host
-    listener = listen(args.host, args.port)  # before "serving at" is printed: a client told it finds it listening
     port = listener.getsockname()[1]  # the port chosen for --port 0
     print(f"Hearts Lab is serving at http://{host}:{port}/ (Ctrl-C stops)", flush=True)
     print(f"  agents: {', '.join(offered)} · games saved in {args.games_dir}/ · API docs at "
@@ -197,9 +201,9 @@ def listen(host: str, port: int) -> socket.socket:
     """A socket bound to ``host:port`` and listening; a UsageError in one line when it cannot be."""
     try:
         return socket.create_server((host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET)
-    except OSError as err:
+    except (OSError, ValueError, TypeError) as err:  # (a NUL byte or a text no IDNA encodes: not an address)
         shown = f"[{host}]" if ":" in host else host
-        raise UsageError(f"cannot listen on {shown}:{port}: {err.strerror or err}") from None
+        raise UsageError(f"cannot listen on {shown}:{port}: {getattr(err, 'strerror', None) or err}") from None
 
 
 def run_app(app, listener: socket.socket, request_timeout: float = DEFAULT_REQUEST_TIMEOUT,

@@ -60,6 +60,12 @@ def run_command(args: argparse.Namespace) -> int:
     except (FileNotFoundError, FileExistsError, ValueError) as err:
         raise UsageError(str(err)) from None
     print(f"run folder: {run.dir} (tensorboard --logdir {run.dir.parent})", file=sys.stderr)
-    summary = run.train()
+    from agents.checkpoint import CheckpointError  # torch, as the run
+
+    try:
+        summary = run.train()
+    except CheckpointError as err:  # the training diverged (NaN weights): not written, and said in one line
+        print(f"hearts train: {err}", file=sys.stderr)
+        return 1
     print(json.dumps(summary, indent=2))
     return 0

@@ -40,7 +40,7 @@ from .compiled import jit
 from .constants import PR_DECK_LENGTH, PR_PLAYERS, constants, state_views
 from .passing import choose, exchange, legal_passes, offset_of
 from .play import finish_trick, legal_cards, play_card, start_play
-from .rules import Rules
+from .rules import Rules, shown_value
 from .scoring import is_game_over, score_hand, sole_lowest
 from .state import (
     CURRENT_PLAYER, DEAD, DEALT, FINAL_HAND, HAND_NUMBER, HANDS, HISTORY, HISTORY_LENGTH, HISTORY_SEAT,
@@ -80,13 +80,13 @@ def _per_game(value, games: int, argument: str, at_least: int | None = None) -> 
     """Integers, one for all ``games`` or one per game, as an ``int64`` array of shape ``[games]``."""
     array = np.asarray(value)
     if array.dtype.kind not in "iu":
-        raise EngineArgumentError(f"{argument} must be integers, got {value!r}")
+        raise EngineArgumentError(f"{argument} must be integers, got {shown_value(value)}")
     if array.ndim > 1 or array.size not in (1, games):
-        raise EngineArgumentError(f"{argument}: give one number or one per game ({games}), got {value!r}")
+        raise EngineArgumentError(f"{argument}: give one number or one per game ({games}), got {shown_value(value)}")
     if array.dtype.kind == "u" and array.size and array.max() > np.iinfo(np.int64).max:  # would wrap negative
-        raise EngineArgumentError(f"{argument} must be below 2**63, got {value!r}")
+        raise EngineArgumentError(f"{argument} must be below 2**63, got {shown_value(value)}")
     if at_least is not None and array.size and array.min() < at_least:
-        raise EngineArgumentError(f"{argument} must be {at_least} or more, got {value!r}")
+        raise EngineArgumentError(f"{argument} must be {at_least} or more, got {shown_value(value)}")
     return np.broadcast_to(array.astype(np.int64, copy=False).reshape(-1), (games,))
 
 

@@ -330,9 +330,19 @@ def _explain(err: ValidationError) -> str:
             allowed = ", ".join(Rules.model_fields)
             message = f"unknown rules option; the options are: {allowed}"
         if problem["loc"]:
-            message += f" (got {problem.get('input')!r})"
+            message += f" (got {shown_value(problem.get('input'))})"
         lines.append(f"{field}: {message}" if field else message)
     return "invalid rules: " + "; ".join(lines)
+
+
+def shown_value(value: Any, limit: int = 200) -> str:
+    """A value given by the user (a rule, an engine argument), for a one-line message: its repr cut
+    short; a number (or a list holding one) of more digits than Python prints said in words instead."""
+    try:
+        text = repr(value)
+    except ValueError:  # an int beyond sys.get_int_max_str_digits (a hexadecimal YAML number converts)
+        return "a number of more than 4,300 digits"
+    return text if len(text) <= limit else f"{text[:limit - 3]}..."
 
 
 PRESETS: dict[str, Rules] = {

@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sys
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -170,14 +171,18 @@ def _trick(value: Any, where: str, p: int, deck: np.uint64) -> Trick:
 def parse(record: Mapping[str, Any] | str | Path) -> SeatRecord:
     """A checked :class:`SeatRecord` from a dict, a JSON text or a JSON file path."""
     if isinstance(record, Path) or (isinstance(record, str) and not record.lstrip().startswith(("{", "["))
-                                    and Path(record).is_file()):
-        record = Path(record).read_text()
+                                    and _is_file(record)):
+        record = _read(Path(record))
     if isinstance(record, str):
         try:
             record = json.loads(record)
         except json.JSONDecodeError as err:
             hint = "" if record.lstrip().startswith(("{", "[")) else " (nor the path of an existing file)"
             raise _fail(f"not valid JSON{hint}: {err}") from None
+        except RecursionError:
+            raise _fail("not valid JSON: nested too deeply") from None
+        except ValueError:  # a number of more digits than Python converts
+            raise _fail(f"not valid JSON: a number of more than {sys.get_int_max_str_digits():,} digits") from None
     if not isinstance(record, (dict, Mapping)):
         raise _fail(f"a record is a JSON object, got {type(record).__name__}")
     missing = [k for k in REQUIRED_KEYS if k not in record]
@@ -218,6 +223,33 @@ def parse(record: Mapping[str, Any] | str | Path) -> SeatRecord:
     )
     _check_counts(parsed)
     return parsed
+
+
+#: The largest record file read: a record is a few kilobytes.
+MAX_RECORD_BYTES = 1 << 20
+
+
+def _is_file(text: str) -> bool:
+    """Whether ``text`` names an existing file (a JSON text is no path: it may be too long for one)."""
+    try:
+        return Path(text).is_file()
+    except (OSError, ValueError):  # a name too long, or with a NUL byte
+        return False
+
+
+def _read(path: Path) -> str:
+    """A record file's text; a folder, a device, a file larger than :data:`MAX_RECORD_BYTES` or one that
+    is not UTF-8 is a :class:`SeatRecordError`."""
+    if not path.is_file():
+        raise _fail(f"{path} is not a file")
+    if path.stat().st_size > MAX_RECORD_BYTES:
+        raise _fail(f"{path} holds {path.stat().st_size:,} bytes; a record is at most {MAX_RECORD_BYTES:,}")
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise _fail(f"cannot read {path}: {err.strerror or err}") from None
+    except UnicodeDecodeError as err:
+        raise _fail(f"{path} is not UTF-8 text (byte {err.start + 1} is invalid)") from None
 
 
 _RULES_READ: dict[str, Rules] = {}

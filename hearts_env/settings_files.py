@@ -16,6 +16,7 @@ configs alike.
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -87,9 +88,22 @@ def parse_value(text: str) -> Any:
         if node is None:
             return None
         _check_bounds(node)
-        return loader.construct_document(node)
+        try:
+            return loader.construct_document(node)
+        except (ValueError, TypeError, AttributeError, OverflowError) as err:
+            # PyYAML's constructors convert with Python's own: an int of more digits than Python
+            # converts, a date such as 2001-13-01, or a text tagged !!int or !!timestamp fail there.
+            raise yaml.YAMLError(_unreadable_value(err)) from None
     finally:
         loader.dispose()
+
+
+def _unreadable_value(err: Exception) -> str:
+    """One line for a value PyYAML parsed but could not build (``err`` from its constructor)."""
+    text = (str(err).splitlines() or [type(err).__name__])[0]
+    if "integer string conversion" in text:  # Python's limit, with advice to lift it: not passed on
+        return f"a number of more than {sys.get_int_max_str_digits():,} digits"
+    return f"a value cannot be read ({text[:200]})"
 
 
 def _check_bounds(root: yaml.Node) -> None:

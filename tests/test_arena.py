@@ -455,3 +455,30 @@ def test_a_standard_size_head_to_head_on_two_workers_plays_every_hand():
     busy machine would fail a timed test): the arena prints deals/s itself, see docs/arena.md."""
     result = arena.head_to_head("random", "random", deals=2000, seed=0, workers=2)
     assert result.meta["hands"] == 8000
+
+
+@pytest.mark.parametrize("damage", ["wider", "other-deals", "text", "records", "empty"])
+def test_a_damaged_unit_of_a_resumed_run_is_played_again(tmp_path, damage):
+    # A unit file that reads but does not hold the unit's games (arrays of another shape, other deals,
+    # records where none are kept) is played again, as an unreadable one is; never merged into the results.
+    units = tmp_path / "units"
+    small = {"deals": 8, "seed": 3, "chunk_deals": 4, "workers": 1}
+    first = arena.head_to_head("easy", "random", units_dir=units, **small)
+    path = sorted(units.glob("unit_*.npz"))[0]
+    with np.load(path) as data:
+        arrays = dict(data)
+    if damage == "wider":
+        arrays["moons_made"] = np.zeros((len(arrays["deal"]), 1000), np.int64)
+    elif damage == "other-deals":
+        arrays["deal"] = arrays["deal"] + 10**9
+    elif damage == "text":
+        arrays["points"] = np.array(["x"] * arrays["points"].size).reshape(arrays["points"].shape)
+    elif damage == "records":
+        arrays["records"] = np.array(json.dumps([{"type": "game"}]))
+    if damage == "empty":
+        path.write_bytes(b"")
+    else:
+        np.savez(path, **arrays)
+    again = arena.head_to_head("easy", "random", units_dir=units, **small)
+    assert (again.meta["units_played"], again.meta["units_loaded"]) == (1, first.meta["units_played"] - 1)
+    assert again.summary == first.summary

@@ -4,6 +4,7 @@ leave a half-made folder behind."""
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -36,6 +37,7 @@ def refused(argv, capsys) -> str:
     (["--seed", str(2**70)], "a seed is 0 to 2**63 - 1"),
     (["--half-width", "0"], "--half-width: must be a number above 0"),
     (["--half-width", "nan"], "--half-width: must be a number above 0"),
+    (["--deals", "1000000000"], "--deals: must be at most 1,000,000, got 1000000000"),
 ])
 def test_arena_refuses_bad_numbers_before_playing(options, message, capsys):
     assert message in refused(["arena", "hard", "--no-progress"] + options, capsys)
@@ -47,6 +49,16 @@ def test_arena_refuses_places_it_cannot_write_before_playing(tmp_path, capsys):
     assert "--out" in refused(["arena", "hard", "--deals", "2", "--out", str(afile)], capsys)
     assert "--resume-dir" in refused(["arena", "hard", "--deals", "2", "--resume-dir", str(afile)], capsys)
     assert "is a folder" in refused(["arena", "hard", "--deals", "2", "--records", str(tmp_path)], capsys)
+
+
+def test_arena_saves_no_deal_set_when_it_refuses_the_agents(tmp_path, capsys):
+    saved = tmp_path / "deals.npz"
+    assert "unknown agent spec" in refused(["arena", "random", "nobody", "--deals", "2", "--workers", "1",
+                                            "--save-deal-set", str(saved), "--no-progress"], capsys)
+    assert not saved.exists()
+    (tmp_path / "folder.npz").mkdir()
+    assert "is a folder" in refused(["arena", "random", "--deals", "2", "--save-deal-set",
+                                     str(tmp_path / "folder.npz")], capsys)
 
 
 def test_arena_refuses_zero_deals_of_a_deal_set(tmp_path, capsys):
@@ -66,6 +78,8 @@ def test_arena_refuses_zero_deals_of_a_deal_set(tmp_path, capsys):
     (["--seconds", "nan"], "--seconds: must be a number above 0"),
     (["--seconds", "0"], "--seconds: must be a number above 0"),
     (["--agents", "bogus"], "--agents: "),
+    (["--batch-sizes", "1,100000000000"], "--batch-sizes: must be at most 16,384, got 1,100000000000"),
+    (["--seconds", "1e308"], "--seconds: must be at most 3,600 s, got 1e308"),
 ])
 def test_bench_refuses_bad_options(options, message, capsys):
     assert message in refused(["bench", "--no-open-spiel", "--no-envs"] + options, capsys)
@@ -81,6 +95,12 @@ def test_demo_refuses_a_negative_seed(capsys):
     ("seed=1e30", "seed"),
     ("league.bots={easy: -1}", "league.bots.easy"),
     ("league.min_learners=9", "league.min_learners is 9"),
+    ("num_tables=1e12", "num_tables: Input should be less than or equal to 16384"),
+    ("hidden=[100000000]", "hidden.0: Input should be less than or equal to 8192"),
+    ("total_decisions=1e30", "total_decisions: Input should be less than or equal to 10000000000"),
+    ("update_epochs=1e12", "update_epochs: Input should be less than or equal to 1000"),
+    ("imitation.decisions=1e30", "imitation.decisions: Input should be less than or equal to 10000000000"),
+    ("learning_rate=1e308", "learning_rate: Input should be less than or equal to 1"),
 ])
 def test_train_refuses_bad_settings_before_making_the_run_folder(override, message, tmp_path, capsys):
     runs = tmp_path / "runs"
@@ -103,6 +123,21 @@ def test_train_refuses_a_device_this_machine_lacks_in_one_line_naming_those_it_h
     assert f"device '{device}' is not on this machine" in line
     assert f"the devices here are auto, {', '.join(available_devices())}" in line
     assert not runs.exists()
+
+
+def test_a_training_that_diverges_stops_in_one_line(tmp_path, monkeypatch, capsys):
+    # Weights gone NaN are refused by the checkpoint writer (agents/checkpoint.py): said in one line.
+    from agents.checkpoint import CheckpointError
+    from train import ppo
+
+    def diverge(run):
+        raise CheckpointError(f"refusing to write {run.dir}/checkpoints/latest.pt: trunk.0.weight holds NaN")
+
+    monkeypatch.setattr(ppo.Run, "train", diverge)
+    code = cli.main(["train", str(SMOKE), "--runs-dir", str(tmp_path / "runs"), "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 1 and "Traceback" not in err
+    assert err.strip().splitlines()[-1].startswith("hearts train: refusing to write "), err[-500:]
 
 
 def test_train_refuses_league_weights_that_seat_nobody(tmp_path, capsys):
@@ -143,6 +178,85 @@ def test_distill_fit_refuses_an_out_it_cannot_write_before_fitting(tmp_path, cap
     for out, message in ((tmp_path, "is a folder"), (afile / "x.pt", "cannot write")):
         assert message in refused(["distill", "fit", str(POLICY), "--data", str(tmp_path / "none"),
                                    "--out", str(out)], capsys)
+
+
+@pytest.mark.parametrize("command", ["belief", "value"])
+@pytest.mark.parametrize("options, message", [
+    (["--hands", "1000000000000"], "--hands takes at most 100,000,000, got 1,000,000,000,000"),
+    (["--epochs", "1000000000"], "--epochs takes at most 1,000, got 1,000,000,000"),
+])
+def test_model_fits_refuse_sizes_that_would_not_end_before_playing(command, options, message, tmp_path, capsys):
+    out = tmp_path / "model.pt"
+    assert message in refused([command, str(out), "--hands", "8", *options], capsys)
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--hands", "1000000000000"], "--hands takes at most 100,000,000"),
+    (["--hands", "9" * 400], "--hands takes at most 100,000,000, got a number of 400 digits"),
+    (["--tables", "4272608121459"], "--tables takes at most 16,384"),
+    (["--determinizations", "1000000000"], "--determinizations takes at most 4,096"),
+])
+def test_distill_collect_refuses_sizes_beyond_its_bounds_before_collecting(options, message, tmp_path, capsys):
+    assert message in refused(["distill", "collect", str(POLICY), "--out", str(tmp_path / "shards"), *options],
+                              capsys)
+    assert not (tmp_path / "shards").exists()
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--epochs", "1000000000"], "--epochs takes at most 1,000"),
+    (["--hidden", "100000000"], "--hidden takes at most 16 layers of at most 8,192 units"),
+    (["--hidden", "0"], "--hidden widths must be 1 or more"),
+    (["--card-scorer", "1000000000000"], "--card-scorer takes at most 8,192"),
+    (["--learning-rate", "1e308"], "--learning-rate takes at most 1.0, got 1e+308"),
+])
+def test_distill_fit_refuses_sizes_beyond_its_bounds_before_fitting(options, message, tmp_path, capsys):
+    assert message in refused(["distill", "fit", str(POLICY), "--data", str(tmp_path), "--out",
+                               str(tmp_path / "f.pt"), *options], capsys)
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs /proc")
+def test_a_folder_where_nothing_can_be_made_is_refused_before_the_work(tmp_path, capsys):
+    # /proc holds no files: as root os.access says it may be written, so the check makes (and removes) a folder.
+    assert "cannot write" in refused(["belief", "/proc/hearts-test/b.pt", "--hands", "8"], capsys)
+    assert "--runs-dir" in refused(["train", str(SMOKE), "--runs-dir", "/proc/hearts-test/runs"], capsys)
+    assert "--out" in refused(["distill", "collect", str(POLICY), "--out", "/proc/hearts-test/shards",
+                               "--hands", "4"], capsys)
+    assert not Path("/proc/hearts-test").exists() and not list(tmp_path.iterdir())
+
+
+def test_export_refuses_a_measure_of_one_deal_before_exporting(tmp_path, capsys):
+    # One deal has no spread: its interval would be undefined (found after the whole ladder was exported).
+    out = tmp_path / "levels"
+    assert "--deals must be 2 or more" in refused(["export", "--ladder", "classic", "--out", str(out), "--measure",
+                                                    "--deals", "1"], capsys)
+    assert "--games must be 2 or more" in refused(["export", "--ladder", "classic", "--out", str(out), "--panel",
+                                                    "--deals", "2", "--games", "1"], capsys)
+    assert not out.exists()
+
+
+def test_play_refuses_a_save_file_it_cannot_write_before_the_game(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))  # (a game that started would end at once)
+    folder = tmp_path / "games"
+    folder.mkdir()
+    assert cli.main(["play", "--no-color", "--opponents", "random", "--save", str(folder)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("hearts play: error: ") and "is a folder" in err and "\n" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["games"] and not list(folder.iterdir())
+
+
+@pytest.mark.parametrize("argv", [
+    ["replay", "{long}"], ["arena", "random", "--rules", "{long}"], ["arena", "ckpt:{long}"], ["train", "{long}"],
+    ["recipe", "{long}"], ["belief", "{long}", "--hands", "8"], ["play", "--save", "{long}"],
+    ["arena", "random", "--deals", "1", "--out", "{long}"],
+], ids=lambda argv: " ".join(argv[:2]))
+def test_a_file_name_longer_than_the_system_takes_is_refused_in_one_line(argv, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    long = "x" * 300  # a file name has at most 255 bytes: the system refuses even to look for it
+    line = refused([word.replace("{long}", long) for word in argv], capsys)
+    assert line == f"hearts: error: {long[:40]}... (300 characters): File name too long", line
+    assert not list(tmp_path.iterdir())
 
 
 def test_distill_fit_names_a_damaged_shard(tmp_path, capsys):

@@ -443,3 +443,22 @@ def test_the_improvement_loss_is_least_at_the_old_odds_times_exp_minus_points_ov
     mean = improvement_loss(best.detach(), (values + other) / 2, mask, old, t)
     halves = (improvement_loss(best.detach(), values, mask, old, t) + improvement_loss(best.detach(), other, mask, old, t)) / 2
     assert mean.item() == pytest.approx(halves.item(), rel=1e-6)
+
+
+@pytest.mark.parametrize("name, array, says", [
+    ("values", np.array(7.0), "its values is float64[], where a shard has [rows, 52]"),
+    ("is_pass", np.zeros((2, 2, 2), bool), "its is_pass is bool[2, 2, 2], where a shard has [rows]"),
+    ("mask", np.zeros((3, 9), np.uint8), "its mask is uint8[3, 9], where a shard has [rows, 7]"),
+    ("values", np.zeros((5, 52), np.float32), "obs, mask, values, is_pass have"),
+], ids=["scalar", "3-d", "mask-columns", "rows"])
+def test_a_shard_whose_arrays_are_not_a_shard_s_shapes_is_refused_in_one_line(tmp_path, name, array, says):
+    from train.distill import load_shards
+
+    shard = {"meta": np.array(json.dumps({"rules": CLASSIC.to_dict()})), "obs": np.zeros((3, 629), np.float16),
+             "mask": np.zeros((3, 7), np.uint8), "values": np.zeros((3, 52), np.float32),
+             "is_pass": np.zeros(3, bool), "kept_obs": np.zeros((0, 629), np.float16),
+             "kept_mask": np.zeros((0, 7), np.uint8), "kept_probs": np.zeros((0, 52), np.float32)}
+    np.savez(tmp_path / "shard_1_0000.npz", **{**shard, name: array})
+    with pytest.raises(ValueError) as refused:
+        load_shards(tmp_path)
+    assert says in str(refused.value) and "\n" not in str(refused.value)

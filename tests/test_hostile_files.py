@@ -9,6 +9,7 @@ advice to load it unsafely (torch's "weights_only=False", numpy's "allow_pickle"
 from __future__ import annotations
 
 import io
+import os
 import json
 import pickle
 import subprocess
@@ -475,6 +476,36 @@ def test_unreadable_deal_file_for_play_is_one_line(tmp_path, capsys, content):
     assert len(lines) == 1 and lines[0].startswith(f"hearts play: error: --deal {path}"), lines
 
 
+#: What reads a file named on the command line, given a device that never ends (``{path}``), in a child
+#: process limited to 2 GB of address space: a reader that reads it whole fails there (MemoryError).
+ENDLESS_READERS = {
+    "replay": "from hearts_app import cli; sys.exit(cli.main(['replay', '--no-color', '{path}']))",
+    "play --resume": "from hearts_app import cli; sys.exit(cli.main(['play', '--no-color', '--resume', '{path}']))",
+    "play --deal": "from hearts_app import cli; sys.exit(cli.main(['play', '--no-color', '--opponents', 'random', "
+                   "'--deal', '{path}']))",
+    "seat record": "from hearts_env import seat_record\n"
+                   "try:\n    seat_record.parse(pathlib.Path('{path}'))\n"
+                   "except seat_record.SeatRecordError as err:\n    print(err, file=sys.stderr); sys.exit(2)",
+    "levels.json": "from export import web\n"
+                   "try:\n    web.find_levels(pathlib.Path('{path}').parent)\n"
+                   "except web.WebBuildError as err:\n    print(err, file=sys.stderr); sys.exit(2)",
+}
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="needs /dev/zero")
+@pytest.mark.parametrize("reader", ENDLESS_READERS)
+def test_a_file_that_is_a_device_is_refused_without_reading_it(tmp_path, reader):
+    endless = tmp_path / "levels.json"  # (the name find_levels reads; any name for the others)
+    endless.symlink_to("/dev/zero")
+    script = ("import pathlib, resource, sys\n"
+              "resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))\n"
+              + ENDLESS_READERS[reader].format(path=endless))
+    run = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                         check=False, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert run.returncode == 2, run.stderr[-2000:]
+    assert "not a file" in run.stderr and "Traceback" not in run.stderr, run.stderr[-2000:]
+
+
 # ---- exported policies (onnx:PATH) -------------------------------------------------------------
 
 @pytest.mark.parametrize("manifest", [None, RANDOM_BYTES, LATIN_1, DEEP, b'{"format": 5}',
@@ -780,12 +811,58 @@ def test_a_rules_or_recipe_file_that_is_an_alias_bomb_or_nested_deeply_is_refuse
     assert peak < 200 * 2**20, f"{peak / 2**20:.0f} MiB to refuse it"
 
 
+@pytest.mark.parametrize("value, says", [
+    ("9" * 5000, "a number of more than 4,300 digits"),
+    ("0x" + "f" * 5000, "a number of more than 4,300 digits"),
+    ("2001-13-01", "a value cannot be read (month must be in 1..12)"),
+    ("!!int x", "a value cannot be read"),
+    ("!!timestamp x", "a value cannot be read"),
+], ids=["long-number", "long-hex", "no-such-date", "int-tag", "timestamp-tag"])
+def test_a_settings_value_python_cannot_build_is_refused_in_one_line(tmp_path, capsys, value, says):
+    path = tmp_path / "rules.yaml"
+    path.write_text(f"target_score: {value}\n")
+    deal = tmp_path / "deal.yaml"
+    deal.write_text(f"hand_number: {value}\nhands: []\n")
+    for args in (["arena", "random", "--rules", str(path), "--deals", "1"],
+                 ["arena", "random", "--rule", f"target_score={value}", "--deals", "1"]):
+        with pytest.raises(SystemExit) as exit_:
+            cli.main(args)
+        assert exit_.value.code == 2
+        assert_plain_refusal(capsys.readouterr().err.strip().splitlines()[-1], says)
+    assert cli.main(["play", "--no-color", "--opponents", "random", "--deal", str(deal)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert_plain_refusal(err, says)
+    assert "set_int_max_str_digits" not in err
+
+
 def test_deeply_nested_levels_json_or_manifest_is_refused_by_the_web_build(tmp_path):
     from export.web import WebBuildError, find_levels
 
     (tmp_path / "levels.json").write_text("[" * 100_000 + "]" * 100_000)
     with pytest.raises(WebBuildError, match="cannot be read"):
         find_levels(tmp_path)
+
+
+def test_a_level_naming_a_path_with_a_nul_byte_is_refused_by_the_web_build(tmp_path):
+    from export.web import WebBuildError, find_levels
+
+    level = {"name": "easy", "model": "easy/policy.onnx", "manifest": "easy/\x00.json"}
+    (tmp_path / "levels.json").write_text(json.dumps({"format": "hearts-lab-levels", "levels": [level]}))
+    with pytest.raises(WebBuildError, match="a path with a NUL byte"):
+        find_levels(tmp_path)
+
+
+@pytest.mark.parametrize("rule_space", [[1], {"fields": [1]}, {"fields": {"moon": 5}}, "x"],
+                         ids=["list", "fields-list", "field-number", "text"])
+def test_a_manifest_whose_rule_space_is_not_one_is_refused_by_the_web_build(tmp_path, rule_space):
+    from export.web import WebBuildError, _read_manifest
+
+    manifest = json.loads((ROOT / "agents" / "policies" / "ppo_classic" / "policy.json").read_text())
+    manifest["rule_space"] = rule_space
+    path = tmp_path / "policy.json"
+    path.write_text(json.dumps(manifest))
+    with pytest.raises(WebBuildError, match="rule_space"):
+        _read_manifest(path)
 
 
 # ---- distillation shards -----------------------------------------------------------------------

@@ -106,6 +106,28 @@ def test_impossible_records_get_clear_errors(exported):
         seat_record.parse({**exported["sample"], "hidden_hands": []})
 
 
+@pytest.mark.parametrize("text, says", [
+    ("a" * 100_000, "not valid JSON (nor the path of an existing file)"),  # longer than a file name may be
+    ("x\x00y", "not valid JSON (nor the path of an existing file)"),
+    ("[" * 100_000, "not valid JSON: nested too deeply"),
+    ('{"version": ' + "9" * 5000 + "}", "not valid JSON: a number of more than 4,300 digits"),
+], ids=["long-text", "nul", "deep", "long-number"])
+def test_a_record_text_that_is_no_record_is_refused_in_one_line(text, says):
+    with pytest.raises(SeatRecordError) as refused:
+        seat_record.parse(text)
+    assert says in str(refused.value) and "\n" not in str(refused.value)
+    assert "set_int_max_str_digits" not in str(refused.value)
+
+
+def test_a_record_path_that_is_a_folder_or_too_large_is_refused(tmp_path):
+    with pytest.raises(SeatRecordError, match="is not a file"):
+        seat_record.parse(tmp_path)
+    large = tmp_path / "record.json"
+    large.write_text("{" + " " * (seat_record.MAX_RECORD_BYTES + 1) + "}")
+    with pytest.raises(SeatRecordError, match="a record is at most"):
+        seat_record.parse(large)
+
+
 def test_records_accept_card_texts_ids_and_rule_presets(exported):
     record = exported["sample"]
     as_ids = {**record, "hand": [he.cards.parse_card(c) for c in record["hand"]],

@@ -501,6 +501,21 @@ def test_hearts_serve_prints_its_url_and_runs_uvicorn(monkeypatch, tmp_path, cap
     assert exit.value.code == 2 and "nope" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("host", ["256.0.0.1", "no-such-host.invalid", "a\x00b", "Vx\x8c~\x88"],
+                         ids=["no-such-address", "no-such-name", "nul", "not-encodable"])
+def test_hearts_serve_refuses_an_address_it_cannot_listen_on_before_making_its_games_folder(tmp_path, capsys,
+                                                                                            host):
+    from hearts_app import cli
+
+    games = tmp_path / "games"
+    with pytest.raises(SystemExit) as exit:
+        cli.main(["serve", "--host", host, "--port", "0", "--agents", "easy", "--workers", "0",
+                  "--games-dir", str(games)])
+    err = capsys.readouterr().err
+    assert exit.value.code == 2 and "cannot listen on" in err and "Traceback" not in err
+    assert not games.exists()
+
+
 class FakeListener:
     """Stands for the bound socket of ``hearts serve`` where the test's address is not this machine's."""
 

@@ -80,6 +80,27 @@ def test_gae_with_a_final_reward():
     np.testing.assert_allclose(adv0[0, 0], [0.25 - 0.5, 1.0 - 0.25, 0.0])
 
 
+def test_an_update_whose_last_minibatch_holds_one_decision_stays_finite():
+    # 65 decisions in minibatches of 64: the last holds one, whose advantage has no spread (its std
+    # is NaN); the weights must stay finite (a NaN there once made a tiny run diverge, then refuse to save).
+    from train.ppo import Rollout, update
+
+    rng = np.random.default_rng(0)
+    state = he.init(he.Rules.preset("classic"), 65, seed=0)
+    obs, mask = observe(state), he.legal_mask(state)
+    action = np.array([np.flatnonzero(row)[0] for row in mask])
+    n = len(action)
+    batch = Rollout(obs=obs, mask=mask, action=action, logp=np.full(n, -1.0, np.float32),
+                    advantage=rng.normal(size=n).astype(np.float32), returns=rng.normal(size=n).astype(np.float32),
+                    value=np.zeros(n, np.float32), decisions=n, learner_points=np.zeros(n), moons_made=0.0,
+                    moons_suffered=0.0)
+    net = PolicyNet(hidden=[8])
+    config = load_config(SMOKE, ["minibatch_size=64", "update_epochs=1"])
+    stats = update(net, torch.optim.Adam(net.parameters(), lr=1e-3), batch, config, rng, torch.device("cpu"))
+    assert all(np.isfinite(value) for value in stats.values()), stats
+    assert all(torch.isfinite(p).all() for p in net.parameters())
+
+
 # ---- checkpoints -------------------------------------------------------------------------------
 
 def rules_meta(rules="classic"):

@@ -40,6 +40,18 @@ from hearts_env.settings_files import apply_overrides, read_mapping, whole_numbe
 
 #: Rewards and value targets are penalty points / 26 (a hand's points without a moon), so they stay near [-1, 0].
 REWARD_SCALE = 1.0 / 26.0
+#: Bounds on the sizes of a run, far beyond the shipped configs' (30 million decisions, 4,096 tables,
+#: layers of 512): a run past them would not end or not fit in memory. The commands' fits and
+#: collections take the same (hearts_app/arguments.py): passes over the examples, games played at
+#: once, a layer's width (8,192 units of 629 inputs are 5 M weights a layer already); and an
+#: evaluation at most as many deals as a deal set holds (eval.deals.MAX_DEALS).
+MAX_DECISIONS = 10_000_000_000
+MAX_EPOCHS = 1000
+MAX_TABLES = 16_384
+MAX_WIDTH = 8192
+MAX_EVAL_DEALS = 1_000_000
+#: Adam's step size at most (beyond, the first step overflows float32 weights or makes them NaN).
+MAX_LEARNING_RATE = 1.0
 
 #: The shipped training configs: ``configs/*.yaml`` of the project (rules files live in configs/rules/).
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
@@ -117,10 +129,10 @@ class ImitationConfig(Strict):
     """Optional warm start: imitate a bot before PPO (behaviour cloning, plus a value fit)."""
 
     teacher: Optional[str] = Field(None, description="bot spec to imitate, e.g. hard; None skips it")
-    decisions: Int = Field(1_000_000, ge=0, description="teacher decisions to learn from")
-    epochs: Int = Field(3, ge=1)
+    decisions: Int = Field(1_000_000, ge=0, le=MAX_DECISIONS, description="teacher decisions to learn from")
+    epochs: Int = Field(3, ge=1, le=MAX_EPOCHS)
     batch_size: Int = Field(4096, ge=64)
-    learning_rate: Float = Field(1e-3, gt=0)
+    learning_rate: Float = Field(1e-3, gt=0, le=MAX_LEARNING_RATE)
     anneal_lr: bool = Field(False, description="decay the learning rate linearly to 2% of it over the decisions")
     held_out_tables: Int = Field(0, ge=0, description="hands (one per table) the teacher plays for the held-out "
                                                       "agreement measure after imitating (0: not measured)")
@@ -138,16 +150,18 @@ class TrainConfig(Strict):
     rule_sets_per_round: Int = Field(16, ge=1, le=4096, description="rule sets drawn per rollout or imitation "
                                                                     "round when rule_space is set")
     seed: Int = Field(0, ge=0, lt=2**63, description="seed of the deals, the league and the network (0 to 2**63 - 1)")
-    total_decisions: Int = Field(5_000_000, ge=0, description="learner decisions to train on (0: imitation "
-                                                                   "only, as an imitation level is trained)")
-    num_tables: Int = Field(1024, ge=1, description="games played at once in each rollout (one hand each)")
-    hidden: list[Annotated[Int, Field(ge=1)]] = Field(default_factory=lambda: [128, 128],
-                                                       description="hidden layer sizes (each 1 or more)")
-    learning_rate: Float = Field(3e-4, gt=0)
+    total_decisions: Int = Field(5_000_000, ge=0, le=MAX_DECISIONS, description="learner decisions to train on (0: "
+                                                                               "imitation only, as an imitation level "
+                                                                               "is trained)")
+    num_tables: Int = Field(1024, ge=1, le=MAX_TABLES, description="games played at once in each rollout (one hand "
+                                                                  "each)")
+    hidden: list[Annotated[Int, Field(ge=1, le=MAX_WIDTH)]] = Field(
+        default_factory=lambda: [128, 128], max_length=16, description="hidden layer sizes (each 1 or more)")
+    learning_rate: Float = Field(3e-4, gt=0, le=MAX_LEARNING_RATE)
     anneal_lr: bool = True
     gamma: Float = Field(1.0, ge=0, le=1)
     gae_lambda: Float = Field(0.95, ge=0, le=1)
-    update_epochs: Int = Field(2, ge=1)
+    update_epochs: Int = Field(2, ge=1, le=MAX_EPOCHS)
     minibatch_size: Int = Field(4096, ge=32)
     clip_coef: Float = Field(0.2, gt=0)
     ent_coef: Float = Field(0.01, ge=0)
@@ -163,11 +177,11 @@ class TrainConfig(Strict):
                           "A larger hidden grows it first (each layer at least as wide, layers may be appended), "
                           "keeping what it computes")
     eval_every: Int = Field(20, ge=0, description="iterations between arena evaluations (0: never)")
-    eval_deals: Int = Field(200, ge=1)
+    eval_deals: Int = Field(200, ge=1, le=MAX_EVAL_DEALS)
     eval_opponents: list[str] = Field(default_factory=lambda: ["easy", "normal", "hard"])
     checkpoint_every: Int = Field(5, ge=1, description="iterations between checkpoints")
     device: str = Field("auto", description="auto (a GPU when present), cpu, cuda, cuda:N")
-    torch_threads: Int = Field(2, ge=1)
+    torch_threads: Int = Field(2, ge=1, le=1024)
 
     @field_validator("run_name")
     @classmethod

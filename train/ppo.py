@@ -234,7 +234,8 @@ def update(net: PolicyNet, optimizer: torch.optim.Optimizer, batch: Rollout, con
             entropy = -(torch.where(mask[idx], probs * log_probs, torch.zeros_like(probs))).sum(-1).mean()
             ratio = (new_logp - old_logp[idx]).exp()
             adv = advantage[idx]
-            adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+            # (a minibatch of one row, the last of a rollout, has no spread: its std is NaN, its advantage 0)
+            adv = (adv - adv.mean()) / (adv.std() + 1e-8) if len(idx) > 1 else adv - adv.mean()
             policy_loss = torch.max(-adv * ratio, -adv * ratio.clamp(1 - config.clip_coef, 1 + config.clip_coef)).mean()
             value_loss = 0.5 * ((value - returns[idx]) ** 2).mean()
             loss = policy_loss + config.vf_coef * value_loss - config.ent_coef * entropy

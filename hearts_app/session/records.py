@@ -92,6 +92,8 @@ class RecordFile:
 
 def load(path: str | Path) -> RecordFile:
     path = Path(path)
+    if path.exists() and not path.is_file():  # a folder, or a device such as /dev/zero that never ends
+        raise RecordError(f"{path} is not a file; a game record is a JSON-lines file")
     try:
         numbered = [(n, line) for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
                     if line.strip()]

@@ -20,6 +20,7 @@ from hearts_env.rules import PRESETS, RulesError
 from hearts_env.settings_files import parse_value
 
 from ..arguments import load_rules, positive_int
+from ..errors import UsageError, writable_file
 from ..session import records
 from ..session.match import Match
 from . import screen
@@ -106,6 +107,11 @@ def cmd_play(args: argparse.Namespace) -> int:
             match = _new_match(args)
             specs = _opponent_specs(args.opponents or DEFAULT_OPPONENT, match.num_players)
             save_path = Path(args.save) if args.save else None
+        if save_path is not None:  # found now, not when the first hand is saved
+            try:
+                writable_file(save_path, "the game record (--save)")
+            except UsageError as err:
+                raise PlayError(str(err)) from None
         seed = match.seed if match.seed is not None else 0
         played = sum(len(h["actions"]) for h in match.hands)
         opponents = {
@@ -129,6 +135,8 @@ def _new_match(args: argparse.Namespace):
     if not args.deal:
         return Match.new(rules, seed)
     path = Path(args.deal)
+    if path.exists() and not path.is_file():  # a folder, or a device such as /dev/zero that never ends
+        raise PlayError(f"--deal {path}: not a file; name a YAML/JSON file (see docs/play.md)")
     try:  # read as every settings file is read (YAML 1.2: `off` is a word, not False)
         data = parse_value(path.read_text(encoding="utf-8"))
     except OSError as err:
