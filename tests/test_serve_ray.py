@@ -70,7 +70,8 @@ def ray_server(tmp_path_factory):
     with open(log, "w+") as out:
         process = subprocess.Popen(
             [sys.executable, "-m", "hearts_app", "serve", "--backend", "ray", "--replicas", "2", "--host", "127.0.0.1",
-             "--port", str(port), "--agents", ",".join(SPECS)],
+             "--port", str(port), "--agents", ",".join(SPECS),
+             "--call-time-limit", "60"],  # (the answers are compared, not timed: a loaded machine is slow)
             stdout=out, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1", "RAY_ADDRESS": ""},
         )
         try:
