@@ -190,6 +190,9 @@ class UnitStore:
         (unreadable, or not the games ``layout`` says: ``units.unit_layout``; records kept or not as
         ``record`` says)."""
         path = self.path(table, chunk)
+        if path.exists() and not path.is_file():  # (a unit played again could not be saved over it)
+            raise ArenaError(f"--resume-dir {self.folder}: {path.name} is not a file; remove it to play that unit "
+                             "again")
         if not path.is_file():
             return None
         try:

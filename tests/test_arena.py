@@ -482,3 +482,16 @@ def test_a_damaged_unit_of_a_resumed_run_is_played_again(tmp_path, damage):
     again = arena.head_to_head("easy", "random", units_dir=units, **small)
     assert (again.meta["units_played"], again.meta["units_loaded"]) == (1, first.meta["units_played"] - 1)
     assert again.summary == first.summary
+
+
+def test_a_unit_that_is_a_folder_is_refused_before_the_run_plays(tmp_path):
+    units = tmp_path / "units"
+    small = {"deals": 8, "seed": 3, "chunk_deals": 4, "workers": 1}
+    arena.head_to_head("easy", "random", units_dir=units, **small)
+    path = sorted(units.glob("unit_*.npz"))[0]
+    path.unlink()
+    path.mkdir()
+    before = sorted(p.name for p in units.iterdir())
+    with pytest.raises(arena.ArenaError, match=f"{path.name} is not a file"):
+        arena.head_to_head("easy", "random", units_dir=units, **small)
+    assert sorted(p.name for p in units.iterdir()) == before
