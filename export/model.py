@@ -274,11 +274,16 @@ def verify(net, model_path: Path, rules: Rules, decisions: int = 512, seed: int 
 def _arena_section(checkpoint: Path, arena_results: str | Path | None) -> dict[str, Any] | None:
     """Arena results, when known: a given results.json, else the run's summary.json beside the checkpoint."""
     if arena_results is not None:
+        if Path(arena_results).exists() and not Path(arena_results).is_file():  # a folder, a device (/dev/zero)
+            raise ExportError(f"--arena-results {arena_results}: not a file; name the results.json of `hearts "
+                              "arena --out`")
         try:
             data = json.loads(Path(arena_results).read_text())
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        except (OSError, ValueError, RecursionError) as err:  # (not UTF-8, not JSON, a number too long, too deep)
+            why = ("nested too deeply" if isinstance(err, RecursionError) else
+                   "a number of more than 4,300 digits" if "integer string conversion" in str(err) else err)
             raise ExportError(f"--arena-results {arena_results}: not a readable results.json of `hearts arena "
-                              f"--out` ({err})") from None
+                              f"--out` ({why})") from None
         if not isinstance(data, dict):
             raise ExportError(f"--arena-results {arena_results}: not a results.json of `hearts arena --out` "
                               f"(it holds a {type(data).__name__}, not an object)")
@@ -288,9 +293,9 @@ def _arena_section(checkpoint: Path, arena_results: str | Path | None) -> dict[s
         if summary.is_file():
             try:
                 data = json.loads(summary.read_text())
-            except json.JSONDecodeError:
+            except (ValueError, RecursionError):  # (not UTF-8, not JSON, too deep: no figures to record)
                 continue
-            if data.get("eval"):
+            if isinstance(data, dict) and data.get("eval"):
                 return {"source": str(summary), "points_per_hand_vs": data["eval"]}
     return None
 

@@ -17,7 +17,7 @@ from agents import is_slow, make
 from eval.deals import MAX_DEALS
 from hearts_env.rules import PRESETS, Rules, RulesError
 from hearts_env.settings_files import apply_overrides, read_mapping
-from train.config import MAX_EPOCHS, MAX_TABLES, MAX_WIDTH
+from train.config import MAX_DETERMINIZATIONS, MAX_EPOCHS, MAX_HANDS, MAX_TABLES, MAX_WIDTH  # noqa: F401
 
 from .errors import UsageError
 
@@ -70,12 +70,8 @@ def positive_int(text: str) -> int:
 #: Local worker processes a command may start: each holds its own engine, agents and arrays, so
 #: thousands would exhaust the machine before any work is done.
 MAX_WORKERS = 64
-#: The most hands a command plays to collect examples (the value model's default is 2 million):
-#: beyond, a run would not end (or its examples fit no memory); and sampled deals per decision of a
-#: search (as ``expert:N`` takes). A layer's width, a fit's passes and games played at once are
-#: bounded as in a training config (train/config.py: MAX_WIDTH, MAX_EPOCHS, MAX_TABLES).
-MAX_HANDS = 100_000_000
-MAX_DETERMINIZATIONS = 4096
+#: (The sizes of a collection or a fit, MAX_HANDS ... MAX_WIDTH, are bounded as in a training config:
+#: train/config.py.)
 
 
 def worker_count(text: str) -> int:

@@ -25,7 +25,7 @@ writes them, ``trump_suit: none`` means no trump and a list may be given as ``le
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal, Optional
+from typing import Any, Literal, Optional, Sequence
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
@@ -324,7 +324,7 @@ class Rules(BaseModel):
 def _explain(err: ValidationError) -> str:
     lines = []
     for problem in err.errors():
-        field = ".".join(str(p) for p in problem["loc"])
+        field = shown_field(problem["loc"])
         message = problem["msg"].removeprefix("Value error, ")
         if problem["type"] == "extra_forbidden":
             allowed = ", ".join(Rules.model_fields)
@@ -333,6 +333,13 @@ def _explain(err: ValidationError) -> str:
             message += f" (got {shown_value(problem.get('input'))})"
         lines.append(f"{field}: {message}" if field else message)
     return "invalid rules: " + "; ".join(lines)
+
+
+def shown_field(loc: Sequence[Any]) -> str:
+    """Where a value is (pydantic's ``loc``: keys and list positions), for a one-line message: a key that
+    is not short printable text (one from a file may hold a line break) shown as its repr, cut short."""
+    return ".".join(str(p) if isinstance(p, int) or (str(p).isprintable() and len(str(p)) <= 60)
+                    else shown_value(p, 60) for p in loc)
 
 
 def shown_value(value: Any, limit: int = 200) -> str:

@@ -101,6 +101,7 @@ class Figures:
         self.examples = self.refusals = self.accepted = self.seconds = 0
         self.failures: list[dict[str, Any]] = []
         self.peak_mib = self.worker_peak_mib = None  # this process's and its workers' peaks once it was done
+        self.largest_rise: tuple[float, str] = (0.0, "")  # the example that raised this process's peak most
 
     def as_dict(self) -> dict[str, Any]:
         distinct = {}
@@ -109,7 +110,8 @@ class Figures:
         return {"examples": self.examples, "refusals": self.refusals, "accepted": self.accepted,
                 "failures": len(self.failures), "distinct_failures": list(distinct.values()),
                 "seconds": round(self.seconds, 1), "peak_rss_mib_so_far": self.peak_mib,
-                "peak_worker_rss_mib_so_far": self.worker_peak_mib}
+                "peak_worker_rss_mib_so_far": self.worker_peak_mib,
+                "largest_peak_rise_mib": round(self.largest_rise[0], 1), "largest_peak_rise_by": self.largest_rise[1]}
 
 
 FIGURES: dict[str, Figures] = {}
@@ -241,6 +243,7 @@ def run_example(entry: str, case: Case, call: Callable[[], Any], shown: str, std
     previous = signal.signal(signal.SIGALRM, _on_alarm)
     here = os.getcwd()
     rss_before = current_rss_mib()
+    peak_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     began = time.monotonic()
     try:
         os.chdir(case.work)
@@ -283,6 +286,8 @@ def run_example(entry: str, case: Case, call: Callable[[], Any], shown: str, std
         figures.accepted += 1
     peak_self = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     peak_children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    if (peak_self - peak_before) / 1024 > figures.largest_rise[0]:
+        figures.largest_rise = ((peak_self - peak_before) / 1024, shown[:300])
     if max(peak_self, peak_children) > MEMORY_LIMIT_KIB and MEMORY["first_over"] is None:
         MEMORY["first_over"] = (f"{entry}: {shown} (peak {peak_self // 1024} MiB here, {peak_children // 1024} MiB "
                                 f"in a worker; resident before it {rss_before} MiB, after {current_rss_mib()} MiB)")
@@ -1191,6 +1196,23 @@ TINY_OVERRIDES = ["total_decisions=256", "num_tables=8", "hidden=[8]", "minibatc
                   "eval_every=0", "imitation.teacher=null"]
 
 
+def _sizes_not_set(config: Any) -> list[str]:
+    """The :data:`TINY_OVERRIDES` of the keys ``config`` (an edited tiny config; None: any other file)
+    does not set: left to their defaults, they would make a real run."""
+    missing = []
+    for item in TINY_OVERRIDES:
+        node = config
+        for part in item.partition("=")[0].split("."):
+            node = node.get(part, _Unset) if isinstance(node, dict) else _Unset
+        if node is _Unset:
+            missing.append(item)
+    return missing
+
+
+class _Unset:
+    """A key a config does not set."""
+
+
 def overrides() -> st.SearchStrategy[list[str]]:
     values = st.one_of(st.sampled_from(NUMBER_WORDS + ["[1, 2]", "[]", "{}", "[0]", "[100000000]", "[8, 8]",
                                                        "{easy: 1e308}", "{hard: -1}", "cuda", "meta", "../x",
@@ -1216,8 +1238,7 @@ def test_train(corpus):
             argv.append("tiny.yaml")
         elif config is not None:
             argv.append(write_settings(config, corpus.config, case, "config.yaml"))
-            if config[0] != "edited":  # a file that is not the tiny config leaves real sizes by default
-                argv += TINY_OVERRIDES
+            argv += _sizes_not_set(config[1][0] if config[0] == "edited" else None)
         argv += items + resume + device
         if runs_dir:
             argv += ["--runs-dir", out_path(runs_dir[1], case, "runs")]
@@ -1284,6 +1305,9 @@ def test_recipe(corpus):
             (case.work / "recipes" / "tiny.yaml").write_bytes(dump(corpus.recipe, "yaml"))
             path = "recipes/tiny.yaml"
         else:
+            if recipe[0] == "edited":  # an evaluation left to its defaults plays 2,000 deals a step, by design
+                (obj, done), *rest = recipe[1:]
+                recipe = ("edited", (_small_evaluation(copy.deepcopy(obj)), done), *rest)
             path = write_settings(recipe, corpus.recipe, case, "recipes/recipe.yaml")
         argv = ["recipe", path] + workers
         if runs_dir:
@@ -1291,6 +1315,17 @@ def test_recipe(corpus):
         return cli_call(argv + ["--no-progress"]), shown_argv(argv)
 
     fuzz("recipe", example, prepare, corpus.base)
+
+
+def _small_evaluation(recipe: Any) -> Any:
+    """``recipe`` (an edited tiny recipe) with the evaluation's deals and opponents set where the edits
+    removed them: their defaults make every step's evaluation a real one."""
+    if isinstance(recipe, dict):
+        evaluation = recipe.setdefault("evaluation", {})
+        if isinstance(evaluation, dict):
+            evaluation.setdefault("deals", 4)
+            evaluation.setdefault("opponents", ["random"])
+    return recipe
 
 
 def test_distill_collect(corpus):

@@ -140,6 +140,28 @@ def test_a_training_that_diverges_stops_in_one_line(tmp_path, monkeypatch, capsy
     assert err.strip().splitlines()[-1].startswith("hearts train: refusing to write "), err[-500:]
 
 
+@pytest.mark.parametrize("key, value, says", [
+    ("learner_decisions", {"a": 1}, "its learner_decisions is {'a': 1}, not a count"),
+    ("iteration", -3, "its iteration is -3, not a count"),
+    ("snapshots", ["../../../etc/passwd"], "not names of snapshot files of its folder"),
+    ("config", [1], "it holds no config"),
+], ids=["counter-object", "negative", "snapshot-outside", "config-list"])
+def test_train_resume_refuses_a_checkpoint_whose_run_state_is_none(tmp_path, capsys, key, value, says):
+    import torch
+
+    runs = tmp_path / "runs"
+    tiny = ["total_decisions=256", "num_tables=8", "hidden=[8]", "minibatch_size=64", "eval_every=0",
+            "imitation.teacher=null", "run_name=tiny", "--runs-dir", str(runs), "--no-progress"]
+    assert cli.main(["train", str(SMOKE), *tiny]) == 0
+    latest = runs / "tiny" / "checkpoints" / "latest.pt"
+    payload = torch.load(latest, weights_only=True)
+    payload["meta"] = json.dumps({**json.loads(payload["meta"]), key: value})
+    torch.save(payload, latest)
+    capsys.readouterr()
+    line = refused(["train", str(SMOKE), *tiny, "--resume"], capsys)
+    assert "is not a checkpoint of a run" in line and says in line, line
+
+
 def test_train_refuses_league_weights_that_seat_nobody(tmp_path, capsys):
     line = refused(["train", str(SMOKE), "league.current=0", "league.bots={}", "--runs-dir", str(tmp_path / "r")],
                    capsys)
@@ -152,6 +174,28 @@ def test_train_and_recipe_refuse_a_runs_dir_that_is_a_file(tmp_path, capsys):
     assert "--runs-dir" in refused(["train", str(SMOKE), "--runs-dir", str(afile)], capsys)
     recipe = ROOT / "configs" / "recipes" / "smoke.yaml"
     assert "--runs-dir" in refused(["recipe", str(recipe), "--runs-dir", str(afile)], capsys)
+
+
+@pytest.mark.parametrize("path, value, says", [
+    (("stages", 3, "rounds", 0, "collections", 0, "hands"), 10**12, "hands: Input should be less than or equal to"),
+    (("stages", 3, "rounds", 0, "tables"), 10**12, "tables: Input should be less than or equal to 16384"),
+    (("stages", 2, "hidden"), [10**9], "hidden.0: Input should be less than or equal to 8192"),
+    (("evaluation", "deals"), 10**12, "deals: Input should be less than or equal to 1000000"),
+], ids=["hands", "tables", "hidden", "deals"])
+def test_recipe_refuses_sizes_that_would_not_end_before_its_first_step(tmp_path, capsys, path, value, says):
+    import yaml
+
+    recipe = yaml.safe_load((ROOT / "configs" / "recipes" / "smoke.yaml").read_text())
+    node = recipe
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    (tmp_path / "smoke.yaml").write_text((ROOT / "configs" / "smoke.yaml").read_text())
+    (tmp_path / "recipes").mkdir()
+    (tmp_path / "recipes" / "r.yaml").write_text(yaml.safe_dump(recipe))
+    assert says in refused(["recipe", str(tmp_path / "recipes" / "r.yaml"), "--runs-dir", str(tmp_path / "runs")],
+                           capsys)
+    assert not (tmp_path / "runs").exists()
 
 
 def test_settings_named_by_numbers_are_refused(tmp_path, capsys):

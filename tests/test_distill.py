@@ -446,11 +446,12 @@ def test_the_improvement_loss_is_least_at_the_old_odds_times_exp_minus_points_ov
 
 
 @pytest.mark.parametrize("name, array, says", [
-    ("values", np.array(7.0), "its values is float64[], where a shard has [rows, 52]"),
-    ("is_pass", np.zeros((2, 2, 2), bool), "its is_pass is bool[2, 2, 2], where a shard has [rows]"),
-    ("mask", np.zeros((3, 9), np.uint8), "its mask is uint8[3, 9], where a shard has [rows, 7]"),
+    ("values", np.array(7.0), "its values is float64[], where a shard has floats[rows, 52]"),
+    ("is_pass", np.zeros((2, 2, 2), bool), "its is_pass is bool[2, 2, 2], where a shard has bool[rows]"),
+    ("mask", np.zeros((3, 9), np.uint8), "its mask is uint8[3, 9], where a shard has uint8[rows, 7]"),
+    ("mask", np.zeros((3, 7), bool), "its mask is bool[3, 7], where a shard has uint8[rows, 7]"),
     ("values", np.zeros((5, 52), np.float32), "obs, mask, values, is_pass have"),
-], ids=["scalar", "3-d", "mask-columns", "rows"])
+], ids=["scalar", "3-d", "mask-columns", "mask-bool", "rows"])
 def test_a_shard_whose_arrays_are_not_a_shard_s_shapes_is_refused_in_one_line(tmp_path, name, array, says):
     from train.distill import load_shards
 

@@ -835,12 +835,41 @@ def test_a_settings_value_python_cannot_build_is_refused_in_one_line(tmp_path, c
     assert "set_int_max_str_digits" not in err
 
 
+def test_a_settings_key_with_a_line_break_is_named_in_one_line(tmp_path, capsys):
+    rules = tmp_path / "rules.yaml"
+    rules.write_text('"a\\nb": 1\n')
+    config = tmp_path / "config.yaml"
+    config.write_text('run_name: x\nleague: {"a\\nb": 1}\nseed: [1, 2]\n')
+    for args in (["arena", "random", "--rules", str(rules), "--deals", "1"], ["train", str(config)]):
+        with pytest.raises(SystemExit) as exit_:
+            cli.main(args)
+        assert exit_.value.code == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.split("\n")) == 1 and "'a\\nb'" in err, err
+
+
 def test_deeply_nested_levels_json_or_manifest_is_refused_by_the_web_build(tmp_path):
     from export.web import WebBuildError, find_levels
 
     (tmp_path / "levels.json").write_text("[" * 100_000 + "]" * 100_000)
     with pytest.raises(WebBuildError, match="cannot be read"):
         find_levels(tmp_path)
+
+
+@pytest.mark.parametrize("content", [b"[" * 100_000, b'{"meta": ' + b"9" * 5000 + b"}", RANDOM_BYTES, None],
+                         ids=["deep", "long-number", "random-bytes", "folder"])
+def test_arena_results_for_the_export_that_are_none_are_refused_in_one_line(tmp_path, content):
+    from export.model import ExportError, _arena_section
+
+    results = tmp_path / "results.json"
+    if content is None:
+        results.mkdir()
+    else:
+        results.write_bytes(content)
+    with pytest.raises(ExportError) as refused:
+        _arena_section(tmp_path / "policy.pt", results)
+    assert_plain_refusal(str(refused.value), "--arena-results")
+    assert "set_int_max_str_digits" not in str(refused.value)
 
 
 def test_a_level_naming_a_path_with_a_nul_byte_is_refused_by_the_web_build(tmp_path):

@@ -34,21 +34,25 @@ from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, ValidationE
 
 from agents import AgentSpecError, make
 from hearts_env.rule_space import RuleSpace
-from hearts_env.rules import Rules, RulesError
+from hearts_env.rules import Rules, RulesError, shown_field, shown_value
 from hearts_env.settings_files import apply_overrides, read_mapping, whole_number
 
 
 #: Rewards and value targets are penalty points / 26 (a hand's points without a moon), so they stay near [-1, 0].
 REWARD_SCALE = 1.0 / 26.0
 #: Bounds on the sizes of a run, far beyond the shipped configs' (30 million decisions, 4,096 tables,
-#: layers of 512): a run past them would not end or not fit in memory. The commands' fits and
-#: collections take the same (hearts_app/arguments.py): passes over the examples, games played at
-#: once, a layer's width (8,192 units of 629 inputs are 5 M weights a layer already); and an
-#: evaluation at most as many deals as a deal set holds (eval.deals.MAX_DEALS).
+#: layers of 512): a run past them would not end or not fit in memory. Recipes and the commands that
+#: collect and fit (hearts_app/arguments.py) take the same: hands played to collect examples (the
+#: value model's default is 2 million), passes over the examples, games played at once, a layer's
+#: width (8,192 units of 629 inputs are 5 M weights a layer already), a search's sampled deals per
+#: decision (as ``expert:N`` takes); and an evaluation at most as many deals as a deal set holds
+#: (eval.deals.MAX_DEALS).
 MAX_DECISIONS = 10_000_000_000
+MAX_HANDS = 100_000_000
 MAX_EPOCHS = 1000
 MAX_TABLES = 16_384
 MAX_WIDTH = 8192
+MAX_DETERMINIZATIONS = 4096
 MAX_EVAL_DEALS = 1_000_000
 #: Adam's step size at most (beyond, the first step overflows float32 weights or makes them NaN).
 MAX_LEARNING_RATE = 1.0
@@ -296,12 +300,12 @@ def validation_problems(err: ValidationError) -> str:
     """``"key: what is wrong; ..."`` for each problem pydantic found, in this module's words."""
     problems = []
     for problem in err.errors():
-        field = ".".join(str(p) for p in problem["loc"]) or "config"
+        field = shown_field(problem["loc"]) or "config"
         message = problem["msg"].removeprefix("Value error, ")
         if problem["type"] == "extra_forbidden":
             message = "unknown setting"
         elif "input" in problem and problem["type"].endswith("_type"):  # strict mode: say what was given
-            message += f", got {problem['input']!r}"
+            message += f", got {shown_value(problem['input'])}"
         problems.append(f"{field}: {message}")
     return "; ".join(problems)
 

@@ -322,10 +322,11 @@ def policy_probs(net, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
 
 # The arrays of a shard that fitting reads (any others are left on disk).
 SHARD_ARRAYS = ("obs", "mask", "values", "is_pass", "kept_obs", "kept_mask", "kept_probs")
-# Each one's shape after its rows (None: the observation's size, checked apart with its own message),
-# and which share rows: the labelled decisions and the kept ones.
-_SHARD_COLUMNS = {"obs": (None,), "mask": (7,), "values": (52,), "is_pass": (), "kept_obs": (None,),
-                  "kept_mask": (7,), "kept_probs": (52,)}
+# Each one's kind of numbers (floats, packed bits, flags) and shape after its rows (None: the
+# observation's size, checked apart with its own message), and which share rows: the labelled
+# decisions and the kept ones.
+_SHARD_COLUMNS = {"obs": ("f", (None,)), "mask": ("u1", (7,)), "values": ("f", (52,)), "is_pass": ("b1", ()),
+                  "kept_obs": ("f", (None,)), "kept_mask": ("u1", (7,)), "kept_probs": ("f", (52,))}
 _SHARD_ROWS = (("obs", "mask", "values", "is_pass"), ("kept_obs", "kept_mask", "kept_probs"))
 
 
@@ -345,12 +346,14 @@ def shard_headers(paths: list[Path]) -> list[dict[str, tuple[tuple[int, ...], np
         missing = [name for name in (*SHARD_ARRAYS, "meta") if name not in header]
         if missing:
             raise ValueError(f"{path} is not a shard of `hearts distill collect`: it lacks {', '.join(missing)}")
-        for name, columns in _SHARD_COLUMNS.items():
-            shape = header[name][0]
-            if len(shape) != 1 + len(columns) or any(c not in (None, s) for c, s in zip(columns, shape[1:])):
+        for name, (kind, columns) in _SHARD_COLUMNS.items():
+            shape, dtype = header[name]
+            if (len(shape) != 1 + len(columns) or any(c not in (None, s) for c, s in zip(columns, shape[1:]))
+                    or (dtype.kind if len(kind) == 1 else f"{dtype.kind}{dtype.itemsize}") != kind):
                 wanted = "".join(f", {OBS_DIM if c is None else c}" for c in columns)
+                numbers = {"f": "floats", "u1": "uint8", "b1": "bool"}[kind]
                 raise ValueError(f"{path} is not a shard of `hearts distill collect`: its {name} is "
-                                 f"{header[name][1]}{list(shape)}, where a shard has [rows{wanted}]")
+                                 f"{dtype}{list(shape)}, where a shard has {numbers}[rows{wanted}]")
         for group in _SHARD_ROWS:
             if len({header[name][0][0] for name in group}) > 1:
                 raise ValueError(f"{path} is not a shard of `hearts distill collect`: {', '.join(group)} have "

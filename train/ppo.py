@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,7 +38,7 @@ from hearts_env import deal, engine
 from hearts_env import loop
 from hearts_env.observe import OBS_DIM
 from hearts_env.rule_space import table_groups
-from hearts_env.rules import Rules
+from hearts_env.rules import Rules, shown_value
 
 from .config import REWARD_SCALE, SettingsChanged, TrainConfig, changed_settings, check_agents
 from .imitation import imitate
@@ -260,6 +261,27 @@ def update(net: PolicyNet, optimizer: torch.optim.Optimizer, batch: Rollout, con
     return out
 
 
+def _run_state_problem(meta: dict, payload: dict) -> str | None:
+    """What is wrong with a run's checkpoint as :meth:`Run._restore` reads it (counters that are no
+    counts, snapshot names that are no snapshots' of its folder, no optimizer), or None."""
+    for key in ("iteration", "learner_decisions", "all_decisions"):
+        value = meta.get(key)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            return f"its {key} is {shown_value(value, 60)}, not a count"
+    seconds = meta.get("seconds")
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not np.isfinite(seconds):
+        return f"its seconds are {shown_value(seconds, 60)}, not a number"
+    if not isinstance(meta.get("imitated"), bool) or not isinstance(meta.get("imitation", {}), dict):
+        return "its imitated and imitation are not a flag and an object"
+    if not isinstance(meta.get("config"), dict) or not isinstance(payload.get("optimizer"), dict):
+        return "it holds no config or no optimizer state"
+    snapshots = meta.get("snapshots")
+    if not (isinstance(snapshots, list) and all(isinstance(n, str) and re.fullmatch(r"snapshot_\d+\.pt", n)
+                                                for n in snapshots)):
+        return f"its snapshots are {shown_value(snapshots, 60)}, not names of snapshot files of its folder"
+    return None
+
+
 # ---------------------------------------------------------------------------------------------
 # The run: set-up, resume, loop, checkpoints, logs
 # ---------------------------------------------------------------------------------------------
@@ -343,6 +365,9 @@ class Run:
     def _restore(self, path: Path, extend: bool) -> None:
         payload = load(path)
         meta = payload["meta"]
+        problem = _run_state_problem(meta, payload)
+        if problem:
+            raise ValueError(f"--resume: {path} is not a checkpoint of a run: {problem}")
         if not Rules.from_dict(meta["rules"]).same_game(self.rules):
             raise ValueError(f"{path} belongs to a run with other rules; resume it with its own config")
         # A resumed run must be the run that was started: other hyperparameters would silently make

@@ -55,6 +55,13 @@ from hearts_env.rules import Rules
 from hearts_env.settings_files import apply_overrides, read_mapping
 
 from .config import (
+    MAX_DETERMINIZATIONS,
+    MAX_EPOCHS,
+    MAX_EVAL_DEALS,
+    MAX_HANDS,
+    MAX_LEARNING_RATE,
+    MAX_TABLES,
+    MAX_WIDTH,
     RUN_NAME,
     ConfigError,
     Float,
@@ -104,7 +111,7 @@ class Collection(Strict):
     """One collection of a round: ``hands`` hands from ``seed`` (one worker's work)."""
 
     seed: Int = Field(ge=0)
-    hands: Int = Field(ge=1)
+    hands: Int = Field(ge=1, le=MAX_HANDS)
 
 
 class Round(Strict):
@@ -128,19 +135,20 @@ class Round(Strict):
         if len(set(seeds)) < len(seeds):
             raise ValueError(f"each collection needs its own seed (its shards are named by it), got {seeds}")
         return collections
-    tables: Int = Field(1024, ge=1, description="hands played at once (one shard each)")
+    tables: Int = Field(1024, ge=1, le=MAX_TABLES, description="hands played at once (one shard each)")
     opponent: str = Field("hard", description="bot in the other seats and in the rollouts; several separated "
                                                "by commas take turns by batch")
     teacher: Literal["rollout", "expert", "expert-value"] = "rollout"
-    determinizations: Int = Field(24, ge=1, description="the expert teachers' worlds per decision")
+    determinizations: Int = Field(24, ge=1, le=MAX_DETERMINIZATIONS, description="the expert teachers' worlds per "
+                                                                                "decision")
     margin: Float = Field(2.0, ge=0, description="the expert teacher's: points its best card must gain to overrule")
     pass_labels: bool = True
     card_labels: bool = True
     loss: Literal["imitation", "improvement"] | None = Field(
         None, description="the fit's loss; default: improvement for rollout labels, imitation for the expert's")
     temperature: Float = Field(gt=0, description="T of the loss (the improvement's, or the expert's softmax), in points")
-    epochs: Int = Field(4, ge=1)
-    learning_rate: Float = Field(1e-3, gt=0)
+    epochs: Int = Field(4, ge=1, le=MAX_EPOCHS)
+    learning_rate: Float = Field(1e-3, gt=0, le=MAX_LEARNING_RATE)
     batch_size: Int = Field(8192, ge=1)
     fit_seed: Int = Field(0, ge=0)
     keep_data: bool = Field(False, description="keep the shards after the fit (millions of labels: gigabytes)")
@@ -168,18 +176,19 @@ class ValueStage(Strict):
 
     kind: Literal["value"]
     name: FolderName
-    hands: Int = Field(value_training.HANDS, ge=1)
+    hands: Int = Field(value_training.HANDS, ge=1, le=MAX_HANDS)
     players: str = Field(",".join(value_training.PLAYERS),
                          description="the players each seat is drawn from, separated by commas")
-    hidden: list[Int] = Field(default_factory=lambda: list(value_training.HIDDEN), min_length=1)
-    epochs: Int = Field(value_training.EPOCHS, ge=1)
+    hidden: list[Annotated[Int, Field(ge=1, le=MAX_WIDTH)]] = Field(
+        default_factory=lambda: list(value_training.HIDDEN), min_length=1, max_length=16)
+    epochs: Int = Field(value_training.EPOCHS, ge=1, le=MAX_EPOCHS)
     seed: Int = Field(1, ge=0)
 
 
 class EvaluationConfig(Strict):
     opponents: list[str] = Field(default_factory=lambda: ["random", "easy", "normal", "hard"],
                                  description="head-to-heads after every step; their mean is the panel score")
-    deals: Int = Field(2000, ge=1)
+    deals: Int = Field(2000, ge=1, le=MAX_EVAL_DEALS)
     seed: Int = Field(0, ge=0)
 
 
