@@ -18,8 +18,9 @@ from the JavaScript engine, the computer seats played by the exported policies (
 JavaScript by ``clients/js/src/plain_runtime.js``: no WebAssembly to download) or the random agent, deals from the browser's ``crypto.getRandomValues``, the games in its ``localStorage``.
 
 The opponents are the levels of the difficulty ladders given (``levels``: folders written by
-``hearts export --ladder NAME --out DIR``, export/ladder.py; each level offered by its name, easiest
-first, as ``level:<name>``, the server's names), then the exported policies shipped in ``agents/policies/<name>/`` (``policy.onnx`` and
+``hearts export --ladder NAME --out DIR``, export/ladder.py; ``hearts export --web DIR`` exports both
+shipped ladders and gives them; each level offered by its name, easiest first, as ``level:<name>``,
+the server's names), then the exported policies shipped in ``agents/policies/<name>/`` (``policy.onnx`` and
 ``policy.json``) that are not already a level, offered as ``<name>`` with ``-`` for ``_``
 (``ppo-classic``); each plays the rules of its manifest. The random agent plays every rule set. The
 files are read from this repository (the page and ``clients/js/src``; no npm package is needed).

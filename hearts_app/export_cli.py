@@ -1,5 +1,5 @@
 """``hearts export CHECKPOINT --out DIR``: the ONNX policy and its manifest for game apps;
-``hearts export --web DIR``: the browser game as a static site, playing against the exported policies;
+``hearts export --web DIR``: the browser game as a static site, playing against the shipped ladders' levels;
 ``hearts export --ladder classic --out DIR [--measure] [--panel] [--deals N]``: the ladder of levels
 (export/ladder.py), measured at its home rules and at its panel of rule sets (export/panel.py)."""
 
@@ -9,6 +9,7 @@ import argparse
 import importlib
 import json
 import sys
+import tempfile
 from pathlib import Path
 
 from export.ladder import LADDERS, export_ladder
@@ -33,7 +34,8 @@ def register(subparsers) -> None:
             "observations, masks and the model's picks, records of other rules, and invalid records with the "
             "errors they must raise). See docs/export.md. "
             "With --web DIR instead: the browser game of `hearts serve` as a static site (the page, the "
-            "JavaScript engine and client, onnxruntime-web and the exported policies of agents/policies), "
+            "JavaScript engine and client, the levels of both shipped ladders, exported first, or of the "
+            "ladders given with --levels, and the exported policies of agents/policies), "
             "served by any static file server, e.g. python -m http.server -d DIR."
         ),
     )
@@ -45,7 +47,8 @@ def register(subparsers) -> None:
                              "any static file server (python -m http.server -d DIR), not from file://")
     parser.add_argument("--levels", action="append", metavar="LADDER_DIR",
                         help="with --web: a ladder's export (hearts export --ladder NAME --out LADDER_DIR) whose "
-                             "levels the page offers first, easiest first (repeatable)")
+                             "levels the page offers first, easiest first (repeatable; default: both shipped "
+                             "ladders, exported first)")
     parser.add_argument("--ladder", choices=sorted(LADDERS),
                         help="export the ladder of levels of these rules instead of a checkpoint (easy, normal, "
                              "hard: networks that play like the bots; strong: the best network): DIR/<level>/ "
@@ -78,6 +81,17 @@ def register(subparsers) -> None:
 EXPORT_MODULES = ("torch", "onnx", "onnxscript", "onnxruntime")
 
 
+def missing_export_modules() -> list[str]:
+    """The modules of :data:`EXPORT_MODULES` this environment lacks."""
+    missing = []
+    for module in EXPORT_MODULES:
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            missing.append(module)
+    return missing
+
+
 def run_command(args: argparse.Namespace) -> int:
     if args.web is not None and args.ladder is not None:
         raise UsageError("--web and --ladder are two different exports: run them one at a time")
@@ -93,12 +107,7 @@ def run_command(args: argparse.Namespace) -> int:
         raise UsageError("hearts export --ladder NAME needs --out DIR")
     if args.checkpoint is None and args.ladder is None or args.out is None:
         raise UsageError("hearts export needs a CHECKPOINT and --out DIR (or --web DIR for the static web build)")
-    missing = []
-    for module in EXPORT_MODULES:
-        try:
-            importlib.import_module(module)
-        except ImportError:
-            missing.append(module)
+    missing = missing_export_modules()
     if missing:
         raise UsageError(f"hearts export needs {', '.join(missing)}: run scripts/setup.sh export "
                          f"(or pip install -e '.[export]')")
@@ -143,9 +152,13 @@ def build_site(args: argparse.Namespace) -> int:
     """``hearts export --web DIR``: the static web build (export/web.py)."""
     if args.checkpoint is not None or args.out is not None:
         raise UsageError("hearts export --web DIR takes no checkpoint and no --out: it builds the page with "
-                         "the exported policies of agents/policies")
+                         "the shipped ladders' levels (or those of --levels) and the exported policies of "
+                         "agents/policies")
     try:
-        written = build_web(args.web, levels=args.levels or ())
+        if args.levels:
+            written = build_web(args.web, levels=args.levels)
+        else:
+            written = build_with_shipped_ladders(args.web)
     except WebBuildError as err:
         raise UsageError(str(err)) from None
     except OSError as err:
@@ -154,3 +167,24 @@ def build_site(args: argparse.Namespace) -> int:
     print(f"web build: {written['index'].parent} (opponents: {', '.join([*written['models'], 'random'])}); "
           f"serve it with: python -m http.server -d {args.web}", file=sys.stderr)
     return 0
+
+
+def build_with_shipped_ladders(site: str) -> dict[str, Path | list[str]]:
+    """The default web build: every shipped ladder (export/ladder.py's LADDERS: the four-player and the
+    two-player levels) exported into a temporary folder first, so that the page's levels play every
+    table it offers. Exporting needs the export extra; ``--levels DIR`` builds from ladders exported before."""
+    missing = missing_export_modules()
+    if missing:
+        raise UsageError(f"hearts export --web exports the shipped ladders first and needs {', '.join(missing)}: "
+                         "run scripts/setup.sh export, or name ladders exported before with --levels DIR")
+    with tempfile.TemporaryDirectory(prefix="hearts-ladders-") as ladders:
+        folders = []
+        for name in LADDERS:
+            print(f"exporting the {name} ladder", file=sys.stderr)
+            folders.append(Path(ladders) / name)
+            # (no golden vectors: the site does not publish them)
+            try:
+                export_ladder(name, folders[-1], golden=0, log=lambda line: None)
+            except ExportError as err:
+                raise UsageError(str(err)) from None
+        return build_web(site, levels=folders)

@@ -130,15 +130,24 @@ def test_build_offers_a_ladders_levels_first(site, tmp_path):
         build_web(out, levels=[ladder])
 
 
-def test_hearts_export_web_command(tmp_path, capsys):
-    from hearts_app import cli
+def test_hearts_export_web_command(ladder_site, tmp_path, capsys, monkeypatch):
+    """``hearts export --web DIR`` alone exports both shipped ladders and offers their levels for
+    every table of both games; it names what is missing when the export extra is not installed."""
+    from hearts_app import cli, export_cli
 
-    assert cli.main(["export", "--web", str(tmp_path / "site")]) == 0
-    assert "python -m http.server -d" in capsys.readouterr().err
-    assert (tmp_path / "site" / "index.html").is_file()
+    models = json.loads((ladder_site / "models" / "models.json").read_text())["models"]
+    assert list(dict.fromkeys(m["spec"] for m in models)) == ["level:easy", "level:normal", "level:hard",
+                                                             "level:strong"]
+    for game in ("classic", "two_player"):
+        assert {m["spec"] for m in models if m["rules"] == game} >= {"level:easy", "level:normal", "level:hard"}
     with pytest.raises(SystemExit):
         cli.main(["export", "--web", str(tmp_path / "site"), "some.pt"])
     assert "takes no checkpoint" in capsys.readouterr().err
+    monkeypatch.setattr(export_cli, "missing_export_modules", lambda: ["onnx"])
+    with pytest.raises(SystemExit):
+        cli.main(["export", "--web", str(tmp_path / "site")])
+    err = capsys.readouterr().err
+    assert "needs onnx" in err and "--levels" in err and not (tmp_path / "site").exists()
 
 
 # ---- the local API against the server --------------------------------------------------------------
@@ -548,22 +557,19 @@ def test_the_installed_build_starts_and_plays_with_the_network_cut(served_site):
 
 @pytest.fixture(scope="module")
 def ladder_site(tmp_path_factory):
-    """The static build with the shipped ladders of both games (hearts export --ladder, then --web --levels)."""
+    """The default static build, ``hearts export --web DIR``: the shipped ladders of both games exported
+    and offered."""
     pytest.importorskip("onnxruntime")
-    from export.ladder import export_ladder
+    from hearts_app import cli
 
-    root = tmp_path_factory.mktemp("ladders")
-    folders = []
-    for name in ("classic", "two_player"):
-        export_ladder(name, root / name, golden=0, log=lambda line: None)
-        folders.append(root / name)
-    written = build_web(root / "site", levels=folders)
-    return root / "site", written
+    site = tmp_path_factory.mktemp("ladders") / "site"
+    assert cli.main(["export", "--web", str(site)]) == 0
+    return site
 
 
 @pytest.fixture
 def served_ladder_site(ladder_site):
-    yield from _serve(ladder_site[0])
+    yield from _serve(ladder_site)
 
 
 @pytest.mark.slow
@@ -572,8 +578,7 @@ def test_static_build_plays_every_level_at_rules_other_than_the_presets_in_chrom
     level:easy, level:hard and level:strong (networks covering the four-player family), and a two-player
     game at target 50 with the moon off against level:strong; no page error."""
     sync_api = pytest.importorskip("playwright.sync_api")
-    site, written = ladder_site
-    assert written["models"][:4] == ["level:easy", "level:normal", "level:hard", "level:strong"]
+    site = ladder_site
     models = json.loads((site / "models" / "models.json").read_text())["models"]
     strong = [m["model"] for m in models if m["spec"] == "level:strong"]
     assert strong[0].startswith("level-strong-classic/") and any("family" in m for m in strong)
