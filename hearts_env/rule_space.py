@@ -26,6 +26,7 @@ so one observation version serves every family.
 from __future__ import annotations
 
 import json
+import re
 import typing
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -276,3 +277,17 @@ def table_groups(space: RuleSpace, tables: int, groups: int, rng: np.random.Gene
     sizes = np.full(groups, tables // groups)
     sizes[: tables % groups] += 1
     return [(space.sample(rng), int(size)) for size in sizes]
+
+
+#: :meth:`RuleSpace.refusal`'s line, read back (a refusal travels as text inside agents' errors).
+_REFUSAL = re.compile(r"(\w+) (\S+) is not among the values it covers: (.+)$")
+
+
+def refusal_parts(line: str) -> dict[str, Any] | None:
+    """The option a refusal of :meth:`RuleSpace.refusal` names, found at the end of ``line`` (an error
+    that quotes it): ``{"field", "value", "covers": [values]}`` as text, for a page to word in its own
+    language; None when ``line`` quotes none."""
+    found = _REFUSAL.search(line)
+    if found is None:
+        return None
+    return {"field": found[1], "value": found[2], "covers": found[3].split(", ")}

@@ -209,6 +209,8 @@ def _server_game(games_dir: Path) -> dict:
     out["bad_card"] = [r.status_code, r.json()]
     r = client.get("/api/v1/games/AAAAAAAAAAAAAAAAAAAAAA")
     out["missing"] = [r.status_code, r.json()]
+    r = client.post("/api/v1/games", json={"preset": "quick", "opponents": ["hard", "random", "random"]})
+    out["not_offered"] = [r.status_code, r.json()["reason"]]
     r = client.post("/api/v1/games", json={"preset": "quick", "opponents": ["random"] * 3})
     assert r.status_code == 201
     view = r.json()
@@ -244,7 +246,7 @@ def test_local_api_answers_as_the_server(tmp_path):
     assert js["options"] == python["options"] | {"agents": ["random"], "agents_by_preset": js["options"]["agents_by_preset"],
                                                  "default_opponents": ["random"] * 3}
     assert set(js["options"]["agents_by_preset"]) == set(python["options"]["agents_by_preset"])
-    for key in ("bad_card", "missing", "over_play"):
+    for key in ("bad_card", "missing", "not_offered", "over_play"):
         assert js[key] == python[key], key
     assert js["refused"][0] == python["refused"][0] == 409
     assert list(js["refused"][1]) == list(python["refused"][1]) == ["detail", "legal", "reason"]
@@ -623,8 +625,8 @@ def test_the_page_refuses_rules_outside_an_opponents_space_in_one_line(served_si
         page.wait_for_selector("body[data-state=setup]", timeout=60_000)
         start_game(page, players=4, target=50, opponents=["ppo-classic"])
         page.wait_for_function("document.getElementById('setup-message').textContent !== ''", timeout=30_000)
-        assert page.inner_text("#setup-message") == ("Could not start the game: opponents: ppo-classic cannot play these "
-                                                     "rules: target_score 50 is not among the values it covers: 100")
+        assert page.inner_text("#setup-message") == ("Could not start the game: ppo-classic cannot play Target score: "
+                                                     "50 (it plays 100)")
         assert page.evaluate("document.body.dataset.state") != "your-turn" and "game=" not in page.url
         browser.close()
     assert not errors, errors

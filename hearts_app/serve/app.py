@@ -455,7 +455,7 @@ def create_app(offered: Sequence[str], games_dir: str | Path, seed: int | None =
         with store.locked(game_id) as game:
             if not game.match.over:
                 raise GameError(409, "the record is available when the game is over: it shows every "
-                                     "hand as dealt (the seed deals them all)")
+                                     "hand as dealt (the seed deals them all)", reason={"code": "record_not_ready"})
             text = game.path.read_text(encoding="utf-8")
         return _attachment(text, f"hearts-game-{game_id}.jsonl")
 

@@ -36,6 +36,7 @@ import numpy as np
 
 from agents import AgentSpecError, make
 from hearts_env import cards
+from hearts_env.rule_space import refusal_parts
 from hearts_env.rules import PRESETS, Rules, RulesError
 
 from ..session import records
@@ -50,15 +51,34 @@ MAX_GAMES_IN_MEMORY = 512
 #: Whole numbers in rules options are refused beyond this size (the engine's arrays are int64).
 MAX_OPTION_NUMBER = 1_000_000
 DEFAULT_OPPONENTS = ("easy", "normal", "hard")
+#: The codes of the refusals other than a card's (``GameError.reason["code"]``), with the parts each
+#: carries; the page (clients/web/static/i18n.js, ``reason.<code>``) and the browser's own back end
+#: (clients/js/src/local_api.js) use the same.
+REASON_CODES = {
+    "invalid_setup": (),  # the preset, the rules or the number of opponents of a new game
+    "opponent_not_offered": ("spec",),  # an opponent this server does not offer
+    # an opponent whose network does not cover the game's rules (and, when known, the option it does not
+    # cover: the field, the game's value and the values it covers, as rule_space.refusal_parts reads them)
+    "opponent_cannot_play": ("spec", "field", "value", "covers"),
+    "no_such_game": (),
+    "game_unreadable": (),  # its saved copy is not a game this server can continue
+    "record_not_ready": (),  # the record is given once the game is over
+    "save_failed": (),  # the move was not made
+    "opponent_failed": ("seat",),
+}
+
+
+INVALID_SETUP = {"code": "invalid_setup"}
 
 
 class GameError(Exception):
-    """A request about a game that cannot be done: an HTTP status and a one-line ``detail``
-    (``legal``: the legal cards, for a refused card; ``reason``: the refusal's code, for the page to
-    word in its player's language: ``match.refusal_reason``'s, or ``not_your_turn``)."""
+    """A request about a game that cannot be done: an HTTP status and a one-line ``detail`` in English
+    (``legal``: the legal cards, for a refused card; ``reason``: what went wrong as a code and its
+    parts, for the page to word in its player's language: a refused card's ``match.refusal_reason``,
+    or one of :data:`REASON_CODES`)."""
 
     def __init__(self, status: int, detail: str, legal: Sequence[str] | None = None,
-                 reason: dict[str, str] | None = None):
+                 reason: dict[str, Any] | None = None):
         super().__init__(detail)
         self.status, self.detail, self.legal, self.reason = status, detail, legal, reason
 
@@ -98,20 +118,23 @@ def default_opponents(offered: Sequence[str], num_players: int = 4) -> list[str]
 def game_rules(preset: str, overrides: dict[str, Any] | None) -> Rules:
     """A preset with option overrides, validated by ``Rules`` (:class:`GameError` 422 naming the field)."""
     if preset not in PRESETS:
-        raise GameError(422, f"preset: unknown rules preset {preset!r}; presets are: {', '.join(PRESETS)}")
+        raise GameError(422, f"preset: unknown rules preset {preset!r}; presets are: {', '.join(PRESETS)}",
+                        reason=INVALID_SETUP)
     overrides = dict(overrides or {})
     if "preset" in overrides:
-        raise GameError(422, "rules.preset: name the preset in \"preset\", not among the options")
+        raise GameError(422, "rules.preset: name the preset in \"preset\", not among the options",
+                        reason=INVALID_SETUP)
     for key, value in overrides.items():
         numbers = value if isinstance(value, list) else [value]
         if any(isinstance(v, int) and not isinstance(v, bool) and abs(v) > MAX_OPTION_NUMBER for v in numbers):
-            raise GameError(422, f"rules.{key}: {value!r} is out of range (at most {MAX_OPTION_NUMBER:,})")
+            raise GameError(422, f"rules.{key}: {value!r} is out of range (at most {MAX_OPTION_NUMBER:,})",
+                            reason=INVALID_SETUP)
     try:
         rules = Rules.from_dict({"preset": preset, **overrides})
         if "name" not in overrides and not rules.same_game(preset):
             rules = rules.replace(name="custom")
     except RulesError as err:
-        raise GameError(422, str(err)) from None
+        raise GameError(422, str(err), reason=INVALID_SETUP) from None
     return rules
 
 
@@ -140,13 +163,14 @@ class GameStore:
             opponents = default_opponents(self.offered, rules.num_players)
         opponents = list(opponents)
         if len(opponents) != n:
-            raise GameError(422, f"opponents: this game has {n} opponent seat(s); {len(opponents)} given")
+            raise GameError(422, f"opponents: this game has {n} opponent seat(s); {len(opponents)} given",
+                            reason=INVALID_SETUP)
         for spec in opponents:
             self._check_offered(spec, "opponents")
         if seed is None:
             seed = self._seeds.randrange(2**31) if self._seeds is not None else secrets.randbelow(2**31)
         match = Match.new(rules, seed)
-        agents = self._make_agents(opponents, match, GameError)
+        agents = self._make_agents(opponents, match)
         while True:
             game_id = secrets.token_urlsafe(16)
             path = self.games_dir / f"{game_id}.jsonl"
@@ -189,7 +213,8 @@ class GameStore:
 
     def _get(self, game_id: str) -> Game:
         if not isinstance(game_id, str) or not ID_PATTERN.fullmatch(game_id):
-            raise GameError(404, "no such game (a game id is 22 letters, digits, - and _)")
+            raise GameError(404, "no such game (a game id is 22 letters, digits, - and _)",
+                            reason={"code": "no_such_game"})
         with self._lock:
             game = self._games.get(game_id)
             if game is not None:
@@ -214,10 +239,11 @@ class GameStore:
     def _load(self, game_id: str) -> Game:
         path = self.games_dir / f"{game_id}.jsonl"
         if not path.is_file():
-            raise GameError(404, f"no game {game_id}")
+            raise GameError(404, f"no game {game_id}", reason={"code": "no_such_game"})
 
         def unusable(why: str) -> GameError:
-            return GameError(409, f"game {game_id} cannot be continued: {why.replace(str(path), 'its record')}")
+            return GameError(409, f"game {game_id} cannot be continued: {why.replace(str(path), 'its record')}",
+                             reason={"code": "game_unreadable"})
 
         try:
             match, line = records.resume(path)
@@ -234,7 +260,10 @@ class GameStore:
             if spec not in self.offered:
                 raise unusable(f"its opponent {spec!r} is not offered by this server "
                                f"(offered: {', '.join(self.offered)}; see hearts serve --agents)")
-        agents = self._make_agents(opponents, match, lambda status, why: unusable(why))
+        try:
+            agents = self._make_agents(opponents, match)
+        except GameError as err:
+            raise unusable(err.detail) from None
         return Game(game_id, match, opponents, agents, path)
 
     def _let_go(self) -> None:
@@ -287,27 +316,30 @@ class GameStore:
             seat = max(m.to_act, 1)
             message = str(err).splitlines()[0] if str(err) else ""
             raise GameError(500, f"the opponent at seat {seat} ({game.opponents[seat - 1]}) failed: "
-                                 f"{type(err).__name__}: {message}") from err
+                                 f"{type(err).__name__}: {message}",
+                            reason={"code": "opponent_failed", "seat": seat}) from err
 
-    def _make_agents(self, opponents: Sequence[str], match: Match, error) -> list[Any]:
+    def _make_agents(self, opponents: Sequence[str], match: Match) -> list[Any]:
         played = sum(len(h["actions"]) for h in match.hands)
         out = []
         for seat, spec in enumerate(opponents, 1):
             try:
                 out.append(make(spec, seed=agent_seed(match.seed, seat, played), rules=match.rules))
             except AgentSpecError as err:  # e.g. a trained policy asked to play other rules
-                raise error(422, f"opponents: {err}") from None
+                reason = {"code": "opponent_cannot_play", "spec": spec, **(refusal_parts(str(err)) or {})}
+                raise GameError(422, f"opponents: {err}", reason=reason) from None
         return out
 
     def _check_offered(self, spec: Any, where: str) -> None:
         if not isinstance(spec, str) or spec not in self.offered:
-            raise GameError(422, f"{where}: {spec!r} is not offered here; offered: {', '.join(self.offered)}")
+            raise GameError(422, f"{where}: {spec!r} is not offered here; offered: {', '.join(self.offered)}",
+                            reason={"code": "opponent_not_offered", "spec": str(spec)[:80]})
 
     def _save(self, game: Game) -> None:
         try:
             records.save(game.path, game.match, game.specs)
         except OSError as err:
-            raise GameError(500, f"cannot save the game: {err.strerror or err}") from None
+            raise GameError(500, f"cannot save the game: {err.strerror or err}", reason={"code": "save_failed"}) from None
 
     def _save_or_restore(self, game: Game) -> None:
         """Save the game after a move; when the save fails, put the game back as it was last saved
@@ -317,7 +349,7 @@ class GameStore:
         except GameError as err:
             saved = self._load(game.id)
             game.match, game.agents = saved.match, saved.agents
-            raise GameError(500, f"{err.detail}; the card was not played, try it again") from None
+            raise GameError(500, f"{err.detail}; the card was not played, try it again", reason=err.reason) from None
 
 
 def refusal(match: Match, card: int, legal: Sequence[int]) -> str:

@@ -24,7 +24,7 @@ import {
   nextHand, passDirection, passOffset, resolveRules, seatRecord,
 } from './engine.js';
 import { checkManifest, chooseCard, loadPolicy } from './hearts.js';
-import { covers, refusal as outsideSpace, spaceOf } from './rule_space.js';
+import { covers, refusal as outsideSpace, refusalParts, spaceOf } from './rule_space.js';
 
 export const API_PATH = 'api/v1/';
 const HUMAN = 0;
@@ -52,9 +52,13 @@ export const OPTION_CHOICES = Object.freeze({
 });
 
 /**
- * An answer that is not a view: an HTTP status and a one-line detail (a refused card adds `legal`, and
- * `reason`, the refusal's code, when one is known).
+ * An answer that is not a view: an HTTP status and a one-line detail in English (a refused card adds
+ * `legal`); `reason`: what went wrong as a code and its parts, for the page to word in its player's
+ * language (a refused card's refusalReason, or the codes of games.py's REASON_CODES).
  */
+/** The reason of a new game's refused preset, rules or opponent count (games.py INVALID_SETUP). */
+const INVALID_SETUP = Object.freeze({ code: 'invalid_setup' });
+
 export class ApiError extends Error {
   constructor(status, detail, legal = undefined, reason = undefined) {
     super(detail);
@@ -486,13 +490,18 @@ export class LocalApi {
     const n = rules.num_players - 1;
     let opponents = body.opponents ?? this.defaultOpponents(rules);
     if (!Array.isArray(opponents)) throw new ApiError(422, 'opponents: Input should be a valid list');
-    if (opponents.length !== n) throw new ApiError(422, `opponents: this game has ${n} opponent seat(s); ${opponents.length} given`);
+    if (opponents.length !== n) {
+      throw new ApiError(422, `opponents: this game has ${n} opponent seat(s); ${opponents.length} given`, undefined, INVALID_SETUP);
+    }
     for (const spec of opponents) {
       if (typeof spec !== 'string' || !this.agents.has(spec)) {
-        throw new ApiError(422, `opponents: ${JSON.stringify(spec)} is not offered here; offered: ${this.offered.join(', ')}`);
+        throw new ApiError(422, `opponents: ${JSON.stringify(spec)} is not offered here; offered: ${this.offered.join(', ')}`,
+          undefined, { code: 'opponent_not_offered', spec: String(spec).slice(0, 80) });
       }
       if (!this.agentFor(spec, rules)) {
-        throw new ApiError(422, `opponents: ${spec} cannot play these rules: ${this.refusalFor(spec, rules)}`);
+        const why = this.refusalFor(spec, rules);
+        throw new ApiError(422, `opponents: ${spec} cannot play these rules: ${why}`,
+          undefined, { code: 'opponent_cannot_play', spec, ...refusalParts(why) });
       }
     }
     opponents = [...opponents];
@@ -558,7 +567,8 @@ export class LocalApi {
       try {
         card = await this.agentFor(spec, g.rules).choose(g);
       } catch (err) { // the game stays at that agent's turn (the caller saves it): a later card tries again
-        throw new ApiError(500, `the opponent at seat ${seat} (${spec}) failed: ${err.name}: ${String(err.message).split('\n')[0]}`);
+        throw new ApiError(500, `the opponent at seat ${seat} (${spec}) failed: ${err.name}: ${String(err.message).split('\n')[0]}`,
+          undefined, { code: 'opponent_failed', seat });
       }
       events.push(...step(entry, card, (rules, n) => this.dealing(rules, n)));
     }
@@ -569,7 +579,8 @@ export class LocalApi {
   record(id) {
     const entry = this.load(id);
     if (entry.game.phase !== 'over') {
-      throw new ApiError(409, 'the record is available when the game is over: it shows every hand as dealt');
+      throw new ApiError(409, 'the record is available when the game is over: it shows every hand as dealt', undefined,
+        { code: 'record_not_ready' });
     }
     const g = entry.game;
     const line = {
@@ -581,22 +592,26 @@ export class LocalApi {
   }
 
   load(id) {
-    if (typeof id !== 'string' || !ID_PATTERN.test(id)) throw new ApiError(404, 'no such game (a game id is 22 letters, digits, - and _)');
+    const missing = { code: 'no_such_game' };
+    if (typeof id !== 'string' || !ID_PATTERN.test(id)) {
+      throw new ApiError(404, 'no such game (a game id is 22 letters, digits, - and _)', undefined, missing);
+    }
     const text = this.storage.getItem(STORAGE_PREFIX + id);
-    if (text === null) throw new ApiError(404, `no game ${id}`);
+    if (text === null) throw new ApiError(404, `no game ${id}`, undefined, missing);
+    const unusable = (why) => new ApiError(409, `game ${id} cannot be continued: ${why}`, undefined, { code: 'game_unreadable' });
     let entry;
     try {
       entry = JSON.parse(text);
     } catch {
-      throw new ApiError(409, `game ${id} cannot be continued: its saved copy is not JSON`);
+      throw unusable('its saved copy is not JSON');
     }
     if (!entry || entry.format !== STORED_FORMAT || entry.version !== 1 || !entry.game) {
-      throw new ApiError(409, `game ${id} cannot be continued: its saved copy is not a game of this page`);
+      throw unusable('its saved copy is not a game of this page');
     }
     if (entry.game.phase !== 'over') {
       for (const spec of entry.opponents) {
         if (!this.agentFor(spec, entry.game.rules)) {
-          throw new ApiError(409, `game ${id} cannot be continued: its opponent '${spec}' is not offered here (offered: ${this.offered.join(', ')})`);
+          throw unusable(`its opponent '${spec}' is not offered here (offered: ${this.offered.join(', ')})`);
         }
       }
     }
@@ -623,7 +638,9 @@ export class LocalApi {
         this.storage.setItem(STORAGE_PREFIX + entry.id, text);
         break;
       } catch (err) { // QuotaExceededError: make room, oldest first
-        if (index.length <= 1) throw new ApiError(500, `cannot save the game in this browser's storage: ${err.message}`);
+        if (index.length <= 1) {
+          throw new ApiError(500, `cannot save the game in this browser's storage: ${err.message}`, undefined, { code: 'save_failed' });
+        }
         this.storage.removeItem(STORAGE_PREFIX + index.shift());
       }
     }
@@ -666,19 +683,23 @@ function readBody(body) {
 /** A preset with option overrides, checked (games.py game_rules): ApiError 422 naming the field. */
 function gameRules(preset, overrides) {
   if (!(preset in PRESETS)) {
-    throw new ApiError(422, `preset: unknown rules preset '${preset}'; presets are: ${Object.keys(PRESETS).join(', ')}`);
+    throw new ApiError(422, `preset: unknown rules preset '${preset}'; presets are: ${Object.keys(PRESETS).join(', ')}`,
+      undefined, INVALID_SETUP);
   }
-  if ('preset' in overrides) throw new ApiError(422, 'rules.preset: name the preset in "preset", not among the options');
+  if ('preset' in overrides) {
+    throw new ApiError(422, 'rules.preset: name the preset in "preset", not among the options', undefined, INVALID_SETUP);
+  }
   for (const [key, value] of Object.entries(overrides)) {
     const numbers = Array.isArray(value) ? value : [value];
     if (numbers.some((v) => Number.isInteger(v) && Math.abs(v) > MAX_OPTION_NUMBER)) {
-      throw new ApiError(422, `rules.${key}: ${JSON.stringify(value)} is out of range (at most ${MAX_OPTION_NUMBER.toLocaleString('en')})`);
+      throw new ApiError(422, `rules.${key}: ${JSON.stringify(value)} is out of range (at most ${MAX_OPTION_NUMBER.toLocaleString('en')})`,
+        undefined, INVALID_SETUP);
     }
   }
   try {
     return resolveRules({ preset, ...overrides });
   } catch (err) {
-    if (err instanceof RulesError || err instanceof RangeError) throw new ApiError(422, err.message);
+    if (err instanceof RulesError || err instanceof RangeError) throw new ApiError(422, err.message, undefined, INVALID_SETUP);
     throw err;
   }
 }

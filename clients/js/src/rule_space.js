@@ -28,5 +28,14 @@ export function refusal(space, rules) {
   return null;
 }
 
+/**
+ * The option `refusal` names, read back from the end of `line` (an error that quotes it):
+ * {field, value, covers: [values]} as text, for a page to word in its own language; null when none.
+ */
+export function refusalParts(line) {
+  const found = /(\w+) (\S+) is not among the values it covers: (.+)$/.exec(line);
+  return found ? { field: found[1], value: found[2], covers: found[3].split(', ') } : null;
+}
+
 /** Whether `space` covers `rules`. */
 export const covers = (space, rules) => refusal(space, rules) === null;

@@ -28,7 +28,9 @@ test('every entry the page names is in the catalogues', () => {
     'moon.': ['add_to_others', 'subtract_from_self', 'shooters_choice', 'off'], 'suit.': ['C', 'D', 'H', 'S'],
     'rank.': [...'23456789TJQKA'], 'preset.': ['classic', 'quick', 'long', 'two_player'],
     'reason.': ['game_over', 'not_your_turn', 'not_held', 'already_chosen', 'follow_suit', 'first_trick_points',
-      'opens_first_trick', 'hearts_not_broken', 'queen_waits'],
+      'opens_first_trick', 'hearts_not_broken', 'queen_waits', 'invalid_setup', 'opponent_not_offered',
+      'opponent_cannot_play', 'no_such_game', 'game_unreadable', 'record_not_ready', 'save_failed', 'opponent_failed',
+      'opponent_cannot_play_option'],
   })) {
     for (const value of values) assert.ok(`${prefix}${value}` in CATALOGUES.en, `${prefix}${value}`);
   }
@@ -42,7 +44,7 @@ test('entries with a part to fill in fill it in, in both languages', () => {
         typed: 'qs', points: 1, taken: 0, count: 1, turn: true, rank: 'r', suit_name: 's', moon: 'm', winner: 'w',
         cards: 'c', passed: 'p', received: 'r', to: 't', from: 'f', players: 'p', id: 'i', pos: 'p', name: 'n',
         done: 1, total: 2, more: 1, chosen: 1, need: 3, low: 1, target: 50, score: 1, text: 't', extras: '',
-        status: 500, value: 'v', you: false });
+        status: 500, value: 'v', you: false, seat: 2, option: 'o', values: 'v' });
       assert.equal(typeof text, 'string', `${code} ${key}`);
       assert.ok(!text.includes('undefined'), `${code} ${key}: ${text}`);
     }

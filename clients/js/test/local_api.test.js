@@ -112,8 +112,11 @@ test('a whole quick game through the local API, as the page plays it', async () 
   dump.bad_card = await call(api, 'POST', 'games/AAAAAAAAAAAAAAAAAAAAAA/play', { card: 'ZZ' }).then((a) => [a.status, a.body]);
   assert.equal(dump.bad_card[0], 422);
   const missing = await call(api, 'GET', 'games/AAAAAAAAAAAAAAAAAAAAAA');
-  assert.deepEqual([missing.status, missing.body], [404, { detail: 'no game AAAAAAAAAAAAAAAAAAAAAA' }]);
+  assert.deepEqual([missing.status, missing.body],
+    [404, { detail: 'no game AAAAAAAAAAAAAAAAAAAAAA', reason: { code: 'no_such_game' } }]);
   dump.missing = [missing.status, missing.body];
+  const notOffered = await call(api, 'POST', 'games', { preset: 'quick', opponents: ['hard', 'random', 'random'] });
+  dump.not_offered = [notOffered.status, notOffered.body.reason];
   const v = await playWholeGame(api, { preset: 'quick', opponents: ['random', 'random', 'random'] }, dump);
   assert.equal(v.rules.name, 'quick');
   // Another page (a reload) reads the game back from the same storage.
@@ -163,6 +166,7 @@ test('a classic game against the exported policy through the local API', async (
   const refused = await call(api, 'POST', 'games', { preset: 'quick', opponents: ['ppo-classic', 'random', 'random'] });
   assert.equal(refused.status, 422);
   assert.equal(refused.body.detail, 'opponents: ppo-classic cannot play these rules: target_score 50 is not among the values it covers: 100');
+  assert.deepEqual(refused.body.reason, { code: 'opponent_cannot_play', spec: 'ppo-classic', field: 'target_score', value: '50', covers: ['100'] });
   const v = await playWholeGame(api, { preset: 'classic' }, {});
   assert.deepEqual(v.players.map((p) => p.name), ['You', 'ppo-classic', 'ppo-classic', 'ppo-classic']);
   assert.equal(loads, 1, 'the model is loaded once, when it first plays');

@@ -127,9 +127,35 @@ async function api(path, options = {}) {
   } catch {
     data = null;
   }
-  if (!res.ok) throw new ApiError(detailText(data, res), res.status, data);
+  if (!res.ok) throw new ApiError(reasonWords(data) || detailText(data, res), res.status, data);
   return data;
 }
+
+/** A refusal other than a card's (the answer's `reason`: games.py REASON_CODES) in the player's
+ * language; "" when the answer has none (its English `detail` is shown then). */
+function reasonWords(data) {
+  const reason = data && data.reason;
+  if (!reason || !REQUEST_CODES.has(reason.code)) return "";
+  const params = { name: agentName(String(reason.spec ?? "")), seat: reason.seat };
+  if (reason.code === "opponent_cannot_play" && typeof reason.field === "string" && Array.isArray(reason.covers)) {
+    // the option the network does not cover, its value here and the values it plays (JSON text each)
+    const label = (text) => {
+      try {
+        return optionValueLabel(reason.field, JSON.parse(text));
+      } catch {
+        return String(text);
+      }
+    };
+    const option = t(`option.${reason.field}`);
+    if (option !== `option.${reason.field}`) {
+      return t("reason.opponent_cannot_play_option", { ...params, option, value: label(reason.value),
+        values: reason.covers.map(label).join(", ") });
+    }
+  }
+  return t(`reason.${reason.code}`, params);
+}
+const REQUEST_CODES = new Set(["invalid_setup", "opponent_not_offered", "opponent_cannot_play", "no_such_game",
+  "game_unreadable", "record_not_ready", "save_failed", "opponent_failed"]);
 
 // ---- seats -------------------------------------------------------------------------------------
 
