@@ -26,10 +26,9 @@ advise loading them unsafely, so they are never passed on.
 from __future__ import annotations
 
 import json
-import os
 import pickle
-import tempfile
 import zipfile
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +36,7 @@ import torch
 
 from agents.base import AgentSpecError
 from agents.policy import PolicyAgent, PolicyNet
+from hearts_env import atomic_files
 from hearts_env.observe import OBS_DIM, OBS_VERSION
 from hearts_env.rule_space import space_of
 from hearts_env.rules import Rules, RulesError
@@ -72,16 +72,7 @@ def save(path: str | Path, model: torch.nn.Module, meta: dict[str, Any], optimiz
         payload["optimizer"] = optimizer.state_dict()
     if extra:
         payload["extra"] = extra
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    os.close(handle)
-    try:
-        torch.save(payload, temporary)
-        os.chmod(temporary, 0o644)  # mkstemp makes it private; a checkpoint is an ordinary file
-        os.replace(temporary, path)
-    finally:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-    return path
+    return atomic_files.write_with(path, partial(torch.save, payload), mode=0o644)
 
 
 def _non_finite(state: dict[str, Any]) -> str | None:

@@ -31,11 +31,11 @@ import hashlib
 import itertools
 import json
 import multiprocessing
-import os
 import sys
 import time
 import zipfile
 import zlib
+from functools import partial
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -46,6 +46,7 @@ from tqdm import tqdm
 from agents import AgentSpecError  # re-exported: a spec agents.make refuses
 from agents.base import sha256_file, spec_files
 import hearts_env
+from hearts_env import atomic_files
 from hearts_env.rules import Rules
 
 from . import cluster, stats
@@ -208,11 +209,8 @@ class UnitStore:
 
     def save(self, table: int, chunk: int, games: Games, records: list[dict]) -> None:
         path = self.path(table, chunk)
-        temporary = path.with_name(path.name + ".tmp")
-        with open(temporary, "wb") as stream:
-            np.savez(stream, records=np.array(json.dumps(records)),
-                     **{name: getattr(games, name) for name in UNIT_FIELDS})
-        os.replace(temporary, path)
+        atomic_files.write_stream(path, partial(np.savez, records=np.array(json.dumps(records)),
+                                                **{name: getattr(games, name) for name in UNIT_FIELDS}))
 
 
 @dataclasses.dataclass

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.base import sha256_file, spec_files
+from hearts_env import atomic_files
 
 from .units import ArenaError, run_unit, set_job
 
@@ -194,9 +195,7 @@ def _local_spec(spec: str, files: list[tuple[str, str]], blobs: dict[str, bytes]
             raise ClusterError(f"the copy of {path} that reached this worker is damaged (sha256 mismatch)")
         local = home / Path(path).name
         if not local.is_file() or sha256_file(local) != sha:
-            temporary = local.with_name(f".{local.name}.{os.getpid()}.tmp")
-            temporary.write_bytes(data)
-            os.replace(temporary, local)
+            atomic_files.write_bytes(local, data)
         if path == main_path:
             local_main = local
     text = spec.strip()

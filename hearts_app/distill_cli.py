@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from eval.cluster import ClusterError, map_jobs
+from hearts_env import atomic_files
 from train.config import MAX_LEARNING_RATE
 from train.distill import collect_shard, fit, opponent_list
 from train.workers import worker_pool
@@ -162,9 +163,7 @@ def _collect_on_ray(args: argparse.Namespace, jobs: list) -> int:
         for i, (count, shards), worker in map_jobs(_collect_remote, [(job, skip) for job in jobs], [args.student],
                                                    args.workers, args.address):
             for name, data in shards.items():
-                temporary = out / f".{name}.tmp"
-                temporary.write_bytes(data)
-                temporary.replace(out / name)
+                atomic_files.write_bytes(out / name, data)
             total += count
             per_worker[worker] = per_worker.get(worker, 0) + 1
             print(f"seed {jobs[i][3]}: {count} examples in {len(shards)} shards (worker {worker})", file=sys.stderr,

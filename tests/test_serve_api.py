@@ -19,7 +19,7 @@ from export.golden import invalid_records
 from hearts_app.serve.app import create_app
 from hearts_app.session import records
 from hearts_app.session.match import Match
-from hearts_env import cards, seat_record
+from hearts_env import atomic_files, cards, seat_record
 from hearts_env.rules import PRESETS, Rules
 
 FAST = ["random", "easy", "normal", "hard"]
@@ -695,12 +695,12 @@ def test_a_move_whose_save_fails_is_not_made_and_leaves_no_temporary_file(client
     view = new_game(client, preset="classic", opponents=["easy", "easy", "easy"], seed=11)
     game_id = view["id"]
     record = (games_dir / f"{game_id}.jsonl").read_bytes()
-    real_replace = records.os.replace
+    real_replace = atomic_files.os.replace
 
     def full_disk(src, dst):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(records.os, "replace", full_disk)
+    monkeypatch.setattr(atomic_files.os, "replace", full_disk)
     card = view["legal"][0]
     failed = client.post(f"/api/v1/games/{game_id}/play", json={"card": card})
     assert failed.status_code == 500
@@ -710,7 +710,7 @@ def test_a_move_whose_save_fails_is_not_made_and_leaves_no_temporary_file(client
     assert not list(games_dir.glob("*.tmp"))
     assert view["phase"] == "pass" and view["pass"]["chosen"] == []
     assert client.get(f"/api/v1/games/{game_id}").json()["pass"]["chosen"] == []  # the pick was not made
-    monkeypatch.setattr(records.os, "replace", real_replace)
+    monkeypatch.setattr(atomic_files.os, "replace", real_replace)
     again = client.post(f"/api/v1/games/{game_id}/play", json={"card": card})
     assert again.status_code == 200, again.text
     assert again.json()["pass"]["chosen"] == [card]

@@ -54,7 +54,7 @@ import numpy as np
 from agents import EXPERT_VALUE, expert_player, make
 from agents.base import sha256_file
 from agents.search import SearchAgent, finish_hands
-from hearts_env import deal, engine, loop
+from hearts_env import atomic_files, deal, engine, loop
 from hearts_env.observe import OBS_DIM
 from hearts_env.rules import Rules
 from hearts_env.state import PLAY, State
@@ -195,15 +195,13 @@ class Shard:
         """Write the shard to ``path`` whole (a temporary file, then renamed); returns its labelled decisions."""
         labelled = sum(len(v) for v in self.values)
         kept = self.kept
-        temporary = path.with_name(f".{path.name}.tmp")
-        with open(temporary, "wb") as stream:
-            np.savez(stream, meta=np.array(json.dumps(meta)), obs=np.concatenate(self.obs),
-                     mask=np.concatenate(self.mask), values=np.concatenate(self.values),
-                     is_pass=np.concatenate(self.is_pass) if self.is_pass else np.zeros(labelled, dtype=bool),
-                     kept_obs=np.concatenate([r[0] for r in kept]) if kept else np.zeros((0, OBS_DIM), np.float16),
-                     kept_mask=np.concatenate([r[1] for r in kept]) if kept else np.zeros((0, 7), np.uint8),
-                     kept_probs=np.concatenate([r[2] for r in kept]) if kept else np.zeros((0, 52), np.float32))
-        temporary.replace(path)
+        atomic_files.write_stream(path, partial(
+            np.savez, meta=np.array(json.dumps(meta)), obs=np.concatenate(self.obs),
+            mask=np.concatenate(self.mask), values=np.concatenate(self.values),
+            is_pass=np.concatenate(self.is_pass) if self.is_pass else np.zeros(labelled, dtype=bool),
+            kept_obs=np.concatenate([r[0] for r in kept]) if kept else np.zeros((0, OBS_DIM), np.float16),
+            kept_mask=np.concatenate([r[1] for r in kept]) if kept else np.zeros((0, 7), np.uint8),
+            kept_probs=np.concatenate([r[2] for r in kept]) if kept else np.zeros((0, 52), np.float32)))
         return labelled
 
 

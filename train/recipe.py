@@ -45,12 +45,14 @@ import shutil
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, ValidationError, field_validator, model_validator
 
 from agents import AgentSpecError, is_slow, make
+from hearts_env import atomic_files
 from hearts_env.rules import Rules
 from hearts_env.settings_files import apply_overrides, read_mapping
 
@@ -86,7 +88,9 @@ def _folder_name(value: str) -> str:
 
 #: A name that is one folder, so a recipe stays inside its runs directory.
 FolderName = Annotated[str, AfterValidator(_folder_name)]
-#: What a recipe's folder holds beside its stages' folders.
+#: What a recipe's folder holds beside its stages' folders (``policy.tmp`` and ``recipe.tmp``: the names its
+#: temporary files had before hearts_env.atomic_files, still kept from stage names so that what is refused
+#: stays as it was).
 RECIPE_FILES = ("evaluation", "policy.pt", "policy.tmp", "recipe.json", "recipe.log", "recipe.tmp")
 
 
@@ -381,9 +385,7 @@ class Recipe:
 
     def _save_state(self) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
-        temporary = self.state_path.with_suffix(".tmp")
-        temporary.write_text(json.dumps(self.state, indent=2))
-        temporary.replace(self.state_path)
+        atomic_files.write_text(self.state_path, json.dumps(self.state, indent=2))
 
     def log(self, message: str) -> None:
         self._log(message)
@@ -446,8 +448,7 @@ class Recipe:
             writer.close()
         final = self.dir / "policy.pt"
         if policy is not None and policy.resolve() != final.resolve():
-            shutil.copyfile(policy, final.with_suffix(".tmp"))
-            final.with_suffix(".tmp").replace(final)
+            atomic_files.write_with(final, partial(shutil.copyfile, policy))
         done = self.state["steps"]
         summary = {"policy": str(final), "seconds": round(sum(step["seconds"] for step in done.values()), 1),
                    "steps": {key: {k: v for k, v in step.items() if k != "policy"} for key, step in done.items()}}

@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import datetime
 import json
-import os
 from pathlib import Path
 from typing import Any, Sequence
 
 import hearts_env
+from hearts_env import atomic_files
 from hearts_env.rules import Rules, RulesError
 
 from .game_lines import GameLineError, check_game, describe
@@ -141,14 +141,8 @@ def save(path: str | Path, match: Match, specs: Sequence[str]) -> Path:
     if path.parent and not path.parent.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
     lines = [header(match, specs), match.game_record(specs, specs)]
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        tmp.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError:  # a full disk: the record stays as it was, and no partial file is left beside it
-        tmp.unlink(missing_ok=True)
-        raise
-    return path
+    # a full disk: the record stays as it was, and no partial file is left beside it
+    return atomic_files.write_text(path, "".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
 
 
 def resume(path: str | Path) -> tuple[Match, dict[str, Any]]:
