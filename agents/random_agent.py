@@ -13,6 +13,10 @@ class RandomAgent:
     def __init__(self, seed: int | None = None):
         self.rng = np.random.default_rng(seed)
 
+    def reseed(self, seed: int) -> None:
+        """Draw from ``seed`` afresh (a league reseeds its bots each iteration: see train/opponents.py)."""
+        self.rng = np.random.default_rng(seed)
+
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
         observation, action_mask = checked_inputs(observation, action_mask)
         # Each legal card gets a uniform key; the largest key wins (ties: probability about 1e-14).

@@ -353,5 +353,64 @@ def _map_jobs_on_ray(function: Callable, jobs: list, files: list[str], workers: 
             ray.shutdown()
 
 
+class RayRolloutPool:
+    """PPO's rollout workers (train/rollout_workers.py) as Ray actors, one CPU each, on the cluster at
+    ``address`` (as :func:`connect`); answers ``play`` as the local pool does. The league's specs are
+    made on each actor: a spec naming a file (``ckpt:PATH``) must be readable at that path on every
+    node. An actor that dies is not restarted (its league's state would be lost): the run checkpoints
+    and stops with a ``RolloutWorkerError``, and ``--resume`` goes on."""
+
+    backend = "ray"
+
+    def __init__(self, config, workers: int, address: str | None = None):
+        from train.rollout_workers import RolloutWorker  # (inside: torch is imported only for PPO's rollouts)
+
+        self._quiet = ray_output_to_stderr()
+        self._quiet.__enter__()
+        try:
+            self.ray, self.started = connect(address, workers)
+            actor = self.ray.remote(num_cpus=1, max_restarts=0)(RolloutWorker)
+            self.actors = [actor.remote(config.model_dump()) for _ in range(workers)]
+        except BaseException:
+            self._quiet.__exit__(None, None, None)
+            raise
+
+    @property
+    def workers(self) -> int:
+        return len(self.actors)
+
+    def play(self, weights: dict, snapshots, plans: list) -> tuple[list, float]:
+        """Every plan's rollout, in order, and the longest time an actor spent playing."""
+        from train.rollout_workers import RolloutWorkerError, in_shard_order, shares
+
+        ray = self.ray
+        weights_ref = ray.put(weights)
+        snapshots_ref = ray.put(snapshots)
+        calls = [actor.play.remote(weights_ref, snapshots_ref, [plans[k] for k in share])
+                 for actor, share in zip(self.actors, shares(len(plans), self.workers))]
+        answers = []
+        for index, call in enumerate(calls):
+            try:
+                answers.append(ray.get(call))
+            except ray.exceptions.RayActorError as err:
+                raise RolloutWorkerError(f"rollout worker {index} (a Ray actor) died: "
+                                         f"{str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__}"
+                                         ) from None
+            except ray.exceptions.RayTaskError as err:
+                cause = err.cause if getattr(err, "cause", None) is not None else err
+                raise RolloutWorkerError(f"rollout worker {index} failed: {type(cause).__name__}: "
+                                         f"{str(cause).strip().splitlines()[-1] if str(cause).strip() else ''}") from None
+        return in_shard_order([rollouts for rollouts, _ in answers], len(plans)), max(s for _, s in answers)
+
+    def close(self) -> None:
+        try:
+            for actor in self.actors:
+                self.ray.kill(actor)
+            if self.started:
+                self.ray.shutdown()
+        finally:
+            self._quiet.__exit__(None, None, None)
+
+
 __all__ = ["CONNECT_SECONDS", "MAX_RETRIES", "RAY_MISSING", "ClusterError", "connect", "import_ray", "map_jobs",
-           "play_units", "ray_output_to_stderr"]
+           "play_units", "ray_output_to_stderr", "RayRolloutPool"]

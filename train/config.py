@@ -159,6 +159,11 @@ class TrainConfig(Strict):
                                                                                "is trained)")
     num_tables: Int = Field(1024, ge=1, le=MAX_TABLES, description="games played at once in each rollout (one hand "
                                                                   "each)")
+    rollout_shards: Optional[Int] = Field(
+        None, ge=1, le=MAX_TABLES, description="each rollout's tables split into this many shards, each seeded on its "
+                                               "own, which the rollout workers share out: the weights depend on it, "
+                                               "not on the number of workers or the backend. None: as many as "
+                                               "--rollout-workers (1 without), fixed when the run starts")
     hidden: list[Annotated[Int, Field(ge=1, le=MAX_WIDTH)]] = Field(
         default_factory=lambda: [128, 128], max_length=16, description="hidden layer sizes (each 1 or more)")
     learning_rate: Float = Field(3e-4, gt=0, le=MAX_LEARNING_RATE)
@@ -217,6 +222,13 @@ class TrainConfig(Strict):
         if space is not None and self.rule_sets_per_round > self.num_tables:
             raise ValueError(f"rule_sets_per_round {self.rule_sets_per_round} is more than num_tables "
                              f"{self.num_tables}: each rule set needs a table")
+        return self
+
+    @model_validator(mode="after")
+    def _a_table_for_each_shard(self) -> "TrainConfig":
+        if self.rollout_shards is not None and self.rollout_shards > self.num_tables:
+            raise ValueError(f"rollout_shards {self.rollout_shards} is more than num_tables {self.num_tables}: "
+                             f"each shard needs a table")
         return self
 
     @model_validator(mode="after")

@@ -43,11 +43,27 @@ class League:
             self.snapshots.pop(0)
             self.snapshot_steps.pop(0)
 
+    def snapshot_states(self) -> list[tuple[int, dict]]:
+        """``(step, state_dict)`` of each snapshot, oldest first: what a rollout worker's league needs."""
+        return [(step, agent.net.state_dict()) for step, agent in zip(self.snapshot_steps, self.snapshots)]
+
+    def replace_snapshots(self, states: list[tuple[int, dict]], hidden: list[int]) -> None:
+        """Hold exactly the snapshots ``states`` (of :meth:`snapshot_states`; networks of ``hidden`` layers)."""
+        self.snapshots, self.snapshot_steps = [], []
+        for step, weights in states:
+            net = PolicyNet(hidden=hidden)
+            net.load_state_dict(weights)
+            self.add_snapshot(net, step)
+
     def reseed(self, seed: int) -> None:
-        """Seed the sampling of every snapshot afresh (each iteration), so a resumed run, whose
-        snapshots were reloaded from disk, samples exactly as the uninterrupted run did."""
+        """Seed the sampling of every snapshot and every bot that draws random numbers afresh (each
+        iteration and each shard of it), so a resumed run, whose snapshots were reloaded from disk,
+        samples exactly as the uninterrupted run did, and a shard plays the same in any process."""
         for index, snapshot in enumerate(self.snapshots):
             snapshot.generator.manual_seed(seed + index)
+        for index, bot in enumerate(self.bots):
+            if hasattr(bot, "reseed"):
+                bot.reseed(seed + BOT_BASE + index)
 
     def sample_tables(self, num_tables: int, rng: np.random.Generator) -> np.ndarray:
         """``[tables, P]`` seat codes."""

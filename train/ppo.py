@@ -34,15 +34,13 @@ from tqdm import tqdm
 
 from agents.checkpoint import CheckpointError, load, load_net, save
 from agents.policy import PolicyAgent, PolicyNet, widened
-from hearts_env import deal, engine
-from hearts_env import loop
-from hearts_env.observe import OBS_DIM
-from hearts_env.rule_space import table_groups
 from hearts_env.rules import Rules, shown_value
 
-from .config import REWARD_SCALE, SettingsChanged, TrainConfig, changed_settings, check_agents
+from .config import SettingsChanged, TrainConfig, changed_settings, check_agents
 from .imitation import imitate
-from .opponents import BOT_BASE, CURRENT, League
+from .opponents import BOT_BASE, League
+from .rollout_workers import LocalRolloutPool, RolloutWorkerError
+from .rollouts import Rollout, gae, iteration_rng, merge, play_shard, plan_tables, shards
 
 
 
@@ -73,142 +71,12 @@ def pick_device(name: str) -> torch.device:
                      f"{', '.join(there)}")
 
 
-def iteration_rng(seed: int, iteration: int) -> np.random.Generator:
-    return np.random.default_rng([seed, iteration])
-
-
-@dataclass
-class Rollout:
-    obs: np.ndarray  # [T, OBS_DIM] float32, one row per learner decision
-    mask: np.ndarray  # [T, 52] bool
-    action: np.ndarray  # [T]
-    logp: np.ndarray  # [T]
-    advantage: np.ndarray  # [T]
-    returns: np.ndarray  # [T]
-    value: np.ndarray  # [T]
-    decisions: int  # all decisions played, every seat
-    learner_points: np.ndarray  # penalty points of each learner seat's hand
-    moons_made: float
-    moons_suffered: float
-
-
 def collect(net: PolicyNet, league: League, rules: Rules, config: TrainConfig, iteration: int,
             device: torch.device) -> Rollout:
-    """Play one hand at every table; return the current policy's decisions with advantages."""
-    rng = iteration_rng(config.seed, iteration)
-    tables, players = config.num_tables, rules.num_players
-    seeds = deal.game_seeds(config.seed * 1_000_003 + iteration, tables)
-    space = config.rule_space_value
-    if space is None:
-        groups = [(rules, tables)]
-        hand_numbers = rng.integers(len(rules.pass_cycle), size=tables)
-    else:  # tables in groups, each at a rule set of the space (the engine steps one rule set per batch)
-        groups = table_groups(space, tables, config.rule_sets_per_round, rng)
-        hand_numbers = np.concatenate([rng.integers(len(r.pass_cycle), size=n) for r, n in groups])
-    seats = league.sample_tables(tables, rng)
-    league.reseed(int(rng.integers(2**62)))
-    learner = seats == CURRENT
-    generator = torch.Generator().manual_seed(int(rng.integers(2**62)))
-
-    longest = max(r.hand_size + r.pass_count for r, _ in groups)  # decisions of one seat in one hand, at most
-    # One trajectory slot per learner (table, seat), numbered in row-major order, so the rows
-    # handed to the update come in the same order as with a [tables, players] layout; bot seats
-    # get no buffer (with one learner per table that is a quarter of the memory).
-    slots = int(learner.sum())
-    slot_of = np.full((tables, players), -1, dtype=np.int64)
-    slot_of[learner] = np.arange(slots)
-    obs_buf = np.zeros((slots, longest, OBS_DIM), dtype=np.float32)
-    mask_buf = np.zeros((slots, longest, 52), dtype=bool)
-    action_buf = np.zeros((slots, longest), dtype=np.int64)
-    logp_buf = np.zeros((slots, longest), dtype=np.float32)
-    value_buf = np.zeros((slots, longest), dtype=np.float32)
-    count = np.zeros(slots, dtype=np.int64)
-    current = _Learner(net, device, generator)
-    first = 0  # the group's first table
-
-    def remember(step: loop.Decisions) -> None:
-        mine = step.agent == 0
-        if not mine.any():
-            return
-        slot = slot_of[first + step.games[mine], step.seat[mine]]
-        k = count[slot]
-        obs_buf[slot, k] = step.observation[mine]
-        mask_buf[slot, k] = step.mask[mine]
-        action_buf[slot, k] = step.action[mine]
-        logp_buf[slot, k] = current.logp
-        value_buf[slot, k] = current.value
-        count[slot] += 1
-
-    # Agent 0 is the current policy; the league's other seats follow in the order of their codes.
-    codes = np.unique(seats[seats != CURRENT])
-    agents = [current] + [league.agent(int(code)) for code in codes]
-    seating = np.where(seats == CURRENT, 0, 1 + np.searchsorted(codes, seats))
-    net.eval()
-    decisions, hand_points, moons = 0, [], []
-    for group_rules, size in groups:
-        part = slice(first, first + size)
-        state = engine.init_from_seeds(group_rules, seeds[part], hand_numbers[part], single_hand=True)
-        decisions += loop.play(state, agents, seating[part], on_decision=remember)
-        hand_points.append(state.last_hand_points)
-        moons.append(state.last_hand_moon)
-        first += size
-
-    points = np.concatenate(hand_points).astype(np.float64)  # [tables, P]
-    if config.reward == "relative":
-        others = (points.sum(axis=1, keepdims=True) - points) / (players - 1)
-        reward = -(points - others) * REWARD_SCALE
-    else:
-        reward = -points * REWARD_SCALE
-
-    advantage = gae(value_buf, count, reward[learner], config.gamma, config.gae_lambda)
-    valid = np.arange(longest)[None, :] < count[:, None]
-    shooter = np.concatenate(moons)
-    moon = shooter.any(axis=1)
-    return Rollout(
-        obs=obs_buf[valid], mask=mask_buf[valid], action=action_buf[valid], logp=logp_buf[valid],
-        advantage=advantage[valid], returns=(advantage + value_buf)[valid], value=value_buf[valid],
-        decisions=decisions, learner_points=points[learner],
-        moons_made=float(shooter[learner].mean()) if learner.any() else 0.0,
-        moons_suffered=float((moon[:, None] & ~shooter)[learner].mean()) if learner.any() else 0.0,
-    )
-
-
-class _Learner:
-    """The current policy as an agent that samples its actions and keeps their log-probabilities
-    and values (of its last call) for the rollout buffers."""
-
-    name = "current"
-
-    def __init__(self, net: PolicyNet, device: torch.device, generator: torch.Generator):
-        self.net, self.device, self.generator = net, device, generator
-        self.logp = self.value = None
-
-    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
-        with torch.no_grad():
-            logits, value = self.net(torch.as_tensor(observation, device=self.device),
-                                     torch.as_tensor(action_mask, device=self.device))
-            probs = torch.softmax(logits, dim=-1).cpu()
-            chosen = torch.multinomial(probs, 1, generator=self.generator).squeeze(-1)
-            logp = torch.log(probs.gather(1, chosen[:, None]).squeeze(1).clamp_min(1e-12))
-        self.logp, self.value = logp.numpy(), value.cpu().numpy()
-        return chosen.numpy()
-
-
-def gae(values: np.ndarray, count: np.ndarray, reward: np.ndarray, gamma: float, lam: float) -> np.ndarray:
-    """Advantages ``[..., L]`` for trajectories ``values[..., L]`` of ``count[...]`` steps with a final ``reward[...]``."""
-    longest = values.shape[-1]
-    advantage = np.zeros_like(values)
-    running = np.zeros(values.shape[:-1], dtype=np.float32)
-    for t in range(longest - 1, -1, -1):
-        inside = t < count
-        last = t == count - 1
-        next_value = values[..., t + 1] if t + 1 < longest else np.zeros(values.shape[:-1], np.float32)
-        # Only the last step of a trajectory sees the reward; the others bootstrap from V(t+1).
-        delta = np.where(last, reward - values[..., t], gamma * next_value - values[..., t])
-        running = np.where(last, delta, delta + gamma * lam * running)
-        running = np.where(inside, running, 0.0)
-        advantage[..., t] = running
-    return advantage
+    """Play one hand at every table in this process, shard after shard (train/rollouts.py); return the
+    current policy's decisions with advantages."""
+    plan = plan_tables(league, rules, config, iteration)
+    return merge([play_shard(net, league, part, config, device) for part in shards(plan, config.rollout_shards or 1)])
 
 
 def update(net: PolicyNet, optimizer: torch.optim.Optimizer, batch: Rollout, config: TrainConfig,
@@ -291,15 +159,26 @@ class Run:
     """A training run in ``runs/<run_name>``: everything needed to resume lives in that folder."""
 
     def __init__(self, config: TrainConfig, runs_dir: str | Path = "runs", resume: bool = False,
-                 device: str | None = None, progress: bool = True, log=print, evaluate=None, extend: bool = False):
+                 device: str | None = None, progress: bool = True, log=print, evaluate=None, extend: bool = False,
+                 rollout_workers: int = 0, rollout_pool=None):
         """``evaluate(agent, config) -> {opponent: points per hand}`` measures the policy every
         ``eval_every`` iterations (the command passes the arena's head-to-head; training itself
         does not depend on the evaluation package).
 
         ``resume`` continues the run in the folder with the settings it was started with: any other
         setting is refused by name (``ConfigError``), except ``device`` and ``torch_threads``, and
-        ``total_decisions`` when ``extend`` (to train a run, finished or not, to a new budget)."""
+        ``total_decisions`` when ``extend`` (to train a run, finished or not, to a new budget).
+
+        ``rollout_workers``: play the rollouts' shards in that many workers (0: in this process), made by
+        ``rollout_pool(config, workers)`` (default: processes of this machine, train/rollout_workers.py;
+        eval/cluster.py makes Ray actors). A config without ``rollout_shards`` takes one shard per worker
+        when the run starts (a resumed run keeps its own): the weights depend on the shards alone."""
         check_agents(config)  # a bad agent spec fails now, not at iteration 2 or after the folder exists
+        if rollout_workers < 0:
+            raise ValueError(f"--rollout-workers must be 0 (rollouts in this process) or more, got {rollout_workers}")
+        self.rollout_workers, self.rollout_pool = rollout_workers, rollout_pool or LocalRolloutPool
+        self._sent_snapshots: tuple[int, ...] | None = None  # the snapshots the workers hold
+        self.time_split = {"rollout": 0.0, "transfer": 0.0, "learning": 0.0}  # seconds of this process's iterations
         self.config = config
         self.evaluator = evaluate
         self.rules = config.rules_value
@@ -325,8 +204,15 @@ class Run:
             self._restore(latest, extend)
         elif latest.is_file():
             raise FileExistsError(f"{self.dir} already holds a run; pass --resume to continue it or pick another run_name")
-        elif config.init_from:
-            self._warm_start(config.init_from)
+        else:
+            if self.config.rollout_shards is None:
+                self.config = self.config.model_copy(update={"rollout_shards": max(1, rollout_workers)})
+            if config.init_from:
+                self._warm_start(config.init_from)
+        if rollout_workers > self.config.rollout_shards:
+            raise ValueError(f"--rollout-workers {rollout_workers}: the run's rollouts have {self.config.rollout_shards} "
+                             f"shard(s), work for at most {self.config.rollout_shards} worker(s); a new run takes "
+                             f"rollout_shards={rollout_workers} (the weights depend on the shards, not on the workers)")
 
     # ---- checkpoints ------------------------------------------------------------------------
 
@@ -368,6 +254,8 @@ class Run:
         problem = _run_state_problem(meta, payload)
         if problem:
             raise ValueError(f"--resume: {path} is not a checkpoint of a run: {problem}")
+        if self.config.rollout_shards is None:  # the run's own (a run from before shards had one)
+            self.config = self.config.model_copy(update={"rollout_shards": meta["config"].get("rollout_shards") or 1})
         if not Rules.from_dict(meta["rules"]).same_game(self.rules):
             raise ValueError(f"{path} belongs to a run with other rules; resume it with its own config")
         # A resumed run must be the run that was started: other hyperparameters would silently make
@@ -435,6 +323,28 @@ class Run:
                     writer.add_scalar(f"imitation/{key}", value, 0)
             self.imitated = True
             self.checkpoint()
+        pool = self.rollout_pool(config, self.rollout_workers) if self.rollout_workers else None
+        try:
+            return self._loop(writer, pool)
+        finally:
+            if pool is not None:
+                pool.close()
+
+    def _rollout(self, pool) -> tuple[Rollout, float | None]:
+        """This iteration's rollout, and the longest time a worker spent playing (None: no workers)."""
+        config = self.config
+        if pool is None:
+            return collect(self.net, self.league, self.rules, config, self.iteration, self.device), None
+        plan = plan_tables(self.league, self.rules, config, self.iteration)
+        steps = tuple(self.league.snapshot_steps)
+        snapshots = None if steps == self._sent_snapshots else self.league.snapshot_states()
+        weights = {name: tensor.detach().cpu() for name, tensor in self.net.state_dict().items()}
+        parts, busiest = pool.play(weights, snapshots, shards(plan, config.rollout_shards))
+        self._sent_snapshots = steps
+        return merge(parts), busiest
+
+    def _loop(self, writer, pool) -> dict:
+        config = self.config
         bar = tqdm(total=config.total_decisions, initial=min(self.learner_decisions, config.total_decisions),
                    unit="dec", disable=not self.progress, dynamic_ncols=True)
         last_eval: dict = {}
@@ -444,11 +354,19 @@ class Run:
                 fraction = 1.0 - self.learner_decisions / config.total_decisions
                 for group in self.optimizer.param_groups:
                     group["lr"] = fraction * config.learning_rate
-            batch = collect(self.net, self.league, self.rules, config, self.iteration, self.device)
+            try:
+                batch, busiest = self._rollout(pool)
+            except RolloutWorkerError as err:
+                self.checkpoint()  # (the weights of the iterations done: nothing is lost)
+                raise RolloutWorkerError(f"{err}; the run stopped after iteration {self.iteration} and its "
+                                         f"checkpoint is written: continue it with --resume") from None
             rollout_seconds = time.perf_counter() - start
             losses = update(self.net, self.optimizer, batch, config, iteration_rng(config.seed + 1, self.iteration),
                             self.device)
             elapsed = time.perf_counter() - start
+            self.time_split["rollout"] += busiest if busiest is not None else rollout_seconds
+            self.time_split["transfer"] += rollout_seconds - busiest if busiest is not None else 0.0
+            self.time_split["learning"] += elapsed - rollout_seconds
             self.iteration += 1
             self.learner_decisions += len(batch.action)
             self.all_decisions += batch.decisions
@@ -461,6 +379,9 @@ class Run:
             writer.add_scalar("charts/decisions_per_s", rate, step)
             writer.add_scalar("charts/learner_decisions_per_s", len(batch.action) / elapsed, step)
             writer.add_scalar("charts/rollout_fraction", rollout_seconds / elapsed, step)
+            if busiest is not None:  # the rollout's wall time, split: workers playing, the rest (transfer, waiting)
+                writer.add_scalar("charts/rollout_worker_seconds", busiest, step)
+                writer.add_scalar("charts/rollout_transfer_seconds", rollout_seconds - busiest, step)
             writer.add_scalar("charts/learning_rate", self.optimizer.param_groups[0]["lr"], step)
             for key, value in losses.items():
                 writer.add_scalar(f"losses/{key}", value, step)
@@ -489,6 +410,8 @@ class Run:
             "all_decisions": self.all_decisions, "seconds": round(self.seconds, 1),
             "decisions_per_s": round(self.all_decisions / max(self.seconds, 1e-9)),
             "policy": str(policy), "eval": last_eval,
+            "rollout_workers": self.rollout_workers,
+            "time_split_seconds": {key: round(value, 2) for key, value in self.time_split.items()},
         }
         if self.imitation_stats:
             summary["imitation"] = self.imitation_stats
@@ -511,4 +434,4 @@ def hyperparameter_table(config: TrainConfig) -> str:
     return "\n".join(rows)
 
 
-__all__ = ["Run", "collect", "gae", "update", "BOT_BASE"]
+__all__ = ["Run", "Rollout", "collect", "gae", "update", "BOT_BASE"]
