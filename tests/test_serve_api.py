@@ -714,3 +714,64 @@ def test_a_move_whose_save_fails_is_not_made_and_leaves_no_temporary_file(client
     again = client.post(f"/api/v1/games/{game_id}/play", json={"card": card})
     assert again.status_code == 200, again.text
     assert again.json()["pass"]["chosen"] == [card]
+
+
+def test_every_refusal_of_the_game_api_carries_a_reason_code_the_page_words(client, app, games_dir, tmp_path,
+                                                                          monkeypatch):
+    """Each way a game request fails answers a ``reason`` whose code is in games.REASON_CODES, with the
+    parts it names, and each code has an entry in the page's catalogue: the page words it in its
+    player's language (the English ``detail`` stays for developers)."""
+    import re
+    from pathlib import Path
+
+    from hearts_app.serve.games import REASON_CODES
+
+    def reason(r, status):
+        assert r.status_code == status, r.text
+        body = r.json()
+        assert set(body["reason"]) <= {"code", *REASON_CODES[body["reason"]["code"]]}, body
+        return body["reason"]
+
+    assert reason(client.get("/api/v1/games/AAAAAAAAAAAAAAAAAAAAAA"), 404) == {"code": "no_such_game"}
+    assert reason(client.get("/api/v1/games/x"), 404) == {"code": "no_such_game"}
+    assert reason(client.post("/api/v1/games", json={"preset": "nope"}), 422) == {"code": "invalid_setup"}
+    assert reason(client.post("/api/v1/games", json={"preset": "classic", "rules": {"target_score": -5}}),
+                  422) == {"code": "invalid_setup"}
+    assert reason(client.post("/api/v1/games", json={"opponents": ["easy"]}), 422) == {"code": "invalid_setup"}
+    assert reason(client.post("/api/v1/games", json={"opponents": ["ppo-classic"] * 3}), 422) == {
+        "code": "opponent_not_offered", "spec": "ppo-classic"}
+    view = new_game(client, opponents=["easy"] * 3, seed=3)
+    assert reason(client.get(f"/api/v1/games/{view['id']}/record"), 409) == {"code": "record_not_ready"}
+
+    with TestClient(create_app(["random", "ppo-classic"], tmp_path / "games", seed=1)) as other:
+        refused = reason(other.post("/api/v1/games", json={"preset": "quick", "opponents": ["ppo-classic"] * 3}), 422)
+    assert refused == {"code": "opponent_cannot_play", "spec": "ppo-classic", "field": "target_score", "value": "50",
+                       "covers": ["100"]}
+
+    game = new_game(client, opponents=["easy"] * 3, seed=5)
+    (games_dir / f"{game['id']}.jsonl").write_text("not a record\n")
+    app.state.store._games.pop(game["id"], None)  # (as after a restart: read from its record)
+    assert reason(client.get(f"/api/v1/games/{game['id']}"), 409) == {"code": "game_unreadable"}
+
+    game = new_game(client, opponents=["easy"] * 3, seed=7)
+    monkeypatch.setattr(atomic_files.os, "replace", lambda src, dst: (_ for _ in ()).throw(OSError(28, "No space left")))
+    assert reason(client.post(f"/api/v1/games/{game['id']}/play", json={"card": game["legal"][0]}), 500) == {
+        "code": "save_failed"}
+    monkeypatch.undo()
+
+    game = new_game(client, opponents=["easy"] * 3, seed=9)
+    with app.state.store.locked(game["id"]) as held:
+        for agent in held.agents:
+            monkeypatch.setattr(agent, "act", lambda *args, **kwargs: 1 / 0)
+    failed = None
+    for _ in range(20):  # pick cards until an opponent is asked
+        view = client.get(f"/api/v1/games/{game['id']}").json()
+        r = client.post(f"/api/v1/games/{game['id']}/play", json={"card": view["legal"][0]})
+        if r.status_code != 200:
+            failed = reason(r, 500)
+            break
+    assert failed is not None and failed["code"] == "opponent_failed" and failed["seat"] in (1, 2, 3)
+
+    catalogue = (Path(__file__).resolve().parents[1] / "clients" / "web" / "static" / "i18n.js").read_text()
+    worded = set(re.findall(r'"reason\.(\w+)"', catalogue))
+    assert set(REASON_CODES) <= worded, set(REASON_CODES) - worded
