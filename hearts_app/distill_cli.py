@@ -1,5 +1,5 @@
 """``hearts distill collect|fit``: label a policy's decisions with card values (the search player's,
-the expert's, or rollouts on the real deal), then learn them (``train/distill.py``)."""
+the expert's, or rollouts on the real deal), then learn them (``train/distill/``)."""
 
 from __future__ import annotations
 

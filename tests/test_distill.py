@@ -255,7 +255,7 @@ def test_a_fit_streams_its_shards_a_group_at_a_time_on_the_same_held_out_decisio
                         loss="improvement", log=lambda _: None)
     read = []
     loading = distill.load_shards
-    monkeypatch.setattr(distill, "load_shards",
+    monkeypatch.setattr(distill.shards, "load_shards",  # (where read_labels looks it up)
                         lambda folder, paths=None: read.append(len(paths)) or loading(folder, paths))
     streamed = distill.fit(str(student), tmp_path / "shards", tmp_path / "streamed.pt", epochs=2, batch_size=64,
                            loss="improvement", shards_in_memory=1, log=lambda _: None)
