@@ -20,7 +20,8 @@ that build agents from specs read from files that may come from anyone (a saved 
 from . import heuristic, random_agent  # noqa: F401  (register "easy", "normal", "hard", "random")
 from pathlib import Path
 
-from .base import (Agent, AgentSpecError, FunctionAgent, available, builtin, is_code_spec, is_slow, make, register,
+from .base import (Agent, AgentSpecError, FunctionAgent, SlowPlayerError, available, builtin, is_code_spec, is_slow,
+                   make, make_table_player, register,
                    register_prefix)
 from hearts_env.rule_space import RuleSpace
 from hearts_env.rules import Rules
@@ -116,8 +117,9 @@ for _spec, (_file, _preset) in SHIPPED_POLICIES.items():
         register(_spec, _shipped(_file), rules=_preset)
         _installed_policies.add(_spec)
 
-__all__ = ["Agent", "AgentSpecError", "EXPERT_VALUE", "FunctionAgent", "SHIPPED_POLICIES", "available", "builtin",
-           "expert_player", "is_code_spec", "is_slow", "make", "register", "register_prefix"]
+__all__ = ["Agent", "AgentSpecError", "EXPERT_VALUE", "FunctionAgent", "SHIPPED_POLICIES", "SlowPlayerError",
+           "available", "builtin", "expert_player", "is_code_spec", "is_slow", "make", "make_table_player", "register",
+           "register_prefix"]
 
 
 def _search(seed):

@@ -150,6 +150,21 @@ def is_slow(spec) -> bool:
     return text in _SLOW or _prefix_of(text) in _SLOW_PREFIXES
 
 
+class SlowPlayerError(AgentSpecError):
+    """A search player (:func:`is_slow`) given where a table player is wanted (:func:`make_table_player`)."""
+
+
+def make_table_player(spec: str, rules=None, seed: int | None = None) -> Agent:
+    """An agent for a seat at the tables of a collection, a value fit or the promotion rule: a bot
+    or a policy. A search player is refused (:class:`SlowPlayerError`: too slow to play in every
+    rollout), before :func:`make` builds the agent (whose own error, an :class:`AgentSpecError` or
+    another ``ValueError``, goes on to the caller). The one check of a table player: each caller words
+    its refusals for its own users (a command's flag, a recipe's field)."""
+    if is_slow(spec):
+        raise SlowPlayerError(f"{spec!r} is a search player, too slow to play at every table")
+    return make(spec, seed=seed, rules=rules)
+
+
 def available() -> list[str]:
     return sorted(_FACTORIES) + [f"{p}{_PREFIX_ARGUMENTS[p]}" for p in sorted(_PREFIXES)]
 

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
-from agents import is_slow, make
+from agents import SlowPlayerError, make_table_player
 from eval.deals import MAX_DEALS
 from hearts_env.rules import PRESETS, Rules, RulesError
 from hearts_env.settings_files import apply_overrides, read_mapping
@@ -177,9 +177,9 @@ def check_table_player(flag: str, spec: str, rules="classic") -> None:
     """Refuse (:class:`UsageError`) a player ``spec`` given to ``flag`` that cannot sit at the
     tables of a collection or be judged by the promotion rule: unknown, not a player of ``rules``
     (a preset name or Rules), or a slow searching player."""
-    if is_slow(spec):
-        raise UsageError(f"{flag} {spec!r} is a slow searching player; pick a bot or a policy")
     try:
-        make(spec, rules=rules)
+        make_table_player(spec, rules=rules)
+    except SlowPlayerError:
+        raise UsageError(f"{flag} {spec!r} is a slow searching player; pick a bot or a policy") from None
     except ValueError as err:
         raise UsageError(f"{flag} {spec!r}: {err}") from None

@@ -51,7 +51,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, ValidationError, field_validator, model_validator
 
-from agents import AgentSpecError, is_slow, make
+from agents import AgentSpecError, SlowPlayerError, make, make_table_player
 from hearts_env import atomic_files
 from hearts_env.rules import Rules
 from hearts_env.settings_files import apply_overrides, read_mapping
@@ -289,10 +289,13 @@ def check_recipe_agents(recipe: RecipeConfig, folder: Path) -> None:
         except ValueError as err:
             raise ConfigError(f"{where}: {err}") from None
         for player in players:
-            if is_slow(player):
+            try:
+                make_table_player(player, rules=recipe.rules_value)
+            except SlowPlayerError:
                 raise ConfigError(f"{where}: {player!r} is a search player, too slow to play in every "
-                                  f"rollout; pick a bot or a policy")
-            build(player, where)
+                                  f"rollout; pick a bot or a policy") from None
+            except AgentSpecError as err:
+                raise ConfigError(f"{where}: {err}") from None
 
     for stage in recipe.stages:
         if stage.kind == "ppo":
