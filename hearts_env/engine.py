@@ -213,6 +213,17 @@ def from_deals(
             raise EngineArgumentError(f"seeds must be integers, got {seeds!r:.80}")
         seeds = np.asarray(seeds).astype(np.uint64)  # a negative seed wraps, as init reduces its seed mod 2**64
     scores = _checked_scores(scores, g, rules.num_players)
+    seat_bits = [(owners == p) for p in range(rules.num_players)]
+    hands = np.stack([cards.from_mask(m) for m in seat_bits], axis=1)
+    dead = cards.from_mask(owners < 0) & rules.deck_bits
+    return from_hands(rules, hands, dead, hand_numbers, scores, seeds, single_hand)
+
+
+def from_hands(rules: Rules, hands: np.ndarray, dead: np.ndarray, hand_numbers: np.ndarray,
+               scores: np.ndarray | None = None, seeds: np.ndarray | None = None, single_hand: bool = False) -> State:
+    """Games from whole deals as card sets, ``hands[G, P]`` and ``dead[G]``, that the caller has
+    checked (:func:`from_deals` checks its arguments, then deals through here)."""
+    g = hands.shape[0]
     state = State.empty(rules, g)
     state.seed[:] = np.zeros(g, dtype=np.uint64) if seeds is None else seeds
     state.hand_number[:] = hand_numbers
@@ -220,9 +231,6 @@ def from_deals(
         state.final_hand[:] = state.hand_number
     if scores is not None:
         state.scores[:] = scores
-    seat_bits = [(owners == p) for p in range(rules.num_players)]
-    hands = np.stack([cards.from_mask(m) for m in seat_bits], axis=1)
-    dead = cards.from_mask(owners < 0) & rules.deck_bits
     _start(state, hands, dead)
     return state
 
@@ -418,13 +426,19 @@ def _first_illegal(counters, sets, actions, acting):
 def _update_legal(params, bits, counters, sets, seat_numbers, seat_sets, flags):
     """Recompute the legal set of every game's seat to act."""
     for g in range(counters.shape[1]):
-        phase = counters[PHASE, g]
-        if phase == PLAY:
-            sets[LEGAL, g] = legal_cards(params, bits, counters, sets, seat_numbers, seat_sets, flags, g)
-        elif phase == PASS:
-            sets[LEGAL, g] = legal_passes(counters, seat_sets, g)
-        else:
-            sets[LEGAL, g] = 0
+        update_legal_game(params, bits, counters, sets, seat_numbers, seat_sets, flags, g)
+
+
+@jit
+def update_legal_game(params, bits, counters, sets, seat_numbers, seat_sets, flags, g):
+    """Recompute the legal set of game ``g``'s seat to act."""
+    phase = counters[PHASE, g]
+    if phase == PLAY:
+        sets[LEGAL, g] = legal_cards(params, bits, counters, sets, seat_numbers, seat_sets, flags, g)
+    elif phase == PASS:
+        sets[LEGAL, g] = legal_passes(counters, seat_sets, g)
+    else:
+        sets[LEGAL, g] = 0
 
 
 @jit
@@ -506,20 +520,25 @@ def _step(params, bits, buffer, chosen, acting):
     if bad >= 0:
         return bad
     for g in range(counters.shape[1]):
-        if not _acts(counters, acting, g):
-            continue
-        card = chosen[g]
-        length = counters[HISTORY_LENGTH, g]
-        actions[HISTORY, g, length] = card
-        actions[HISTORY_SEAT, g, length] = counters[CURRENT_PLAYER, g]
-        counters[HISTORY_LENGTH, g] = length + 1
-        if counters[PHASE, g] == PASS:
-            if choose(params, counters, seat_sets, g, card):
-                exchange(params, counters, seat_sets, g)
-                start_play(params, counters, sets, seat_sets, g)
-        elif play_card(params, counters, seat_numbers, seat_sets, flags, voids, g, card):
-            if finish_trick(params, counters, seat_numbers, seat_sets, g):
-                _finish_hand(params, bits, counters, sets, seat_numbers, seat_sets, flags, seat_flags, voids,
-                             actions, g)
+        if _acts(counters, acting, g):
+            step_game(params, bits, counters, sets, seat_numbers, seat_sets, flags, seat_flags, voids, actions, g,
+                      chosen[g])
     _update_legal(params, bits, counters, sets, seat_numbers, seat_sets, flags)
     return -1
+
+
+@jit
+def step_game(params, bits, counters, sets, seat_numbers, seat_sets, flags, seat_flags, voids, actions, g, card):
+    """Game ``g``'s seat to act plays (or passes) ``card``, which must be legal; its legal set is
+    left to update (``update_legal_game``)."""
+    length = counters[HISTORY_LENGTH, g]
+    actions[HISTORY, g, length] = card
+    actions[HISTORY_SEAT, g, length] = counters[CURRENT_PLAYER, g]
+    counters[HISTORY_LENGTH, g] = length + 1
+    if counters[PHASE, g] == PASS:
+        if choose(params, counters, seat_sets, g, card):
+            exchange(params, counters, seat_sets, g)
+            start_play(params, counters, sets, seat_sets, g)
+    elif play_card(params, counters, seat_numbers, seat_sets, flags, voids, g, card):
+        if finish_trick(params, counters, seat_numbers, seat_sets, g):
+            _finish_hand(params, bits, counters, sets, seat_numbers, seat_sets, flags, seat_flags, voids, actions, g)

@@ -161,17 +161,26 @@ def _legal_if_also_held(params, bits, buffer, games, played, candidates):
     counters, sets, seat_numbers, seat_sets, flags = state_views(params, buffer)[:5]
     out = np.zeros(games.size, dtype=np.uint64)
     for i in range(games.size):
-        g = games[i]
-        seat = counters[CURRENT_PLAYER, g]
-        hand = seat_sets[HANDS, g, seat]
-        card = bit(played[i])
-        for c in range(cards.NUM_CARDS):
-            extra = bit(c)
-            if candidates[i] & extra:  # the question asked of the hand extended by this one card
-                seat_sets[HANDS, g, seat] = hand | extra
-                if legal_cards(params, bits, counters, sets, seat_numbers, seat_sets, flags, g) & card:
-                    out[i] |= extra
-        seat_sets[HANDS, g, seat] = hand
+        out[i] = legal_if_held(params, bits, counters, sets, seat_numbers, seat_sets, flags, games[i], played[i],
+                               candidates[i])
+    return out
+
+
+@jit
+def legal_if_held(params, bits, counters, sets, seat_numbers, seat_sets, flags, g, played, candidates):
+    """The cards of ``candidates`` such that ``played`` would still be legal for game ``g``'s seat
+    to act had it also held that card (one game of :func:`legal_if_also_held`)."""
+    seat = counters[CURRENT_PLAYER, g]
+    hand = seat_sets[HANDS, g, seat]
+    card = bit(played)
+    out = np.uint64(0)
+    for c in range(cards.NUM_CARDS):
+        extra = bit(c)
+        if candidates & extra:  # the question asked of the hand extended by this one card
+            seat_sets[HANDS, g, seat] = hand | extra
+            if legal_cards(params, bits, counters, sets, seat_numbers, seat_sets, flags, g) & card:
+                out |= extra
+    seat_sets[HANDS, g, seat] = hand
     return out
 
 

@@ -270,6 +270,10 @@ def _new_buffer(rules: Rules, batch_size: int) -> np.ndarray:
     return np.empty(-(-size // 8), dtype=np.int64).view(np.uint8)[:size]
 
 
+#: Blank buffers of small batches by (players, history length, batch size), copied by ``State.empty``.
+_BLANK: dict[tuple[int, int, int], np.ndarray] = {}
+
+
 class State:
     """A batch of Hearts games under one ``Rules``. Build it with ``engine.init`` or ``engine.from_deal``.
 
@@ -304,11 +308,19 @@ class State:
     @classmethod
     def empty(cls, rules: Rules, batch_size: int) -> "State":
         """``batch_size`` games before any deal: every field at its initial value."""
+        key = (rules.num_players, history_length(rules), batch_size)
+        blank = _BLANK.get(key)
+        if blank is not None:  # (a copy of the same fields: filling them costs more at small batches)
+            buffer = _new_buffer(rules, batch_size)
+            buffer[:] = blank
+            return cls(rules, buffer)
         state = cls(rules, _new_buffer(rules, batch_size))
         for group, fields in GROUPS:
             array = state.groups[group]
             for row, (_, initial) in enumerate(fields):
                 array[row] = initial
+        if batch_size <= 64:
+            _BLANK[key] = state.buffer.copy()
         return state
 
     @property

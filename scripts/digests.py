@@ -221,7 +221,7 @@ def records(quick: bool) -> Items:
     mask (or error) alone and in one batch, and its ``seat_record.view`` (cards taken, who may hold what)."""
     for preset in PRESETS:
         yield f"records:{preset}:batch", lambda preset=preset: batch_encoded(preset, quick)
-        yield f"records:{preset}:alone", lambda preset=preset: digest([encoded(r) for r in sum(record_set(preset, quick), [])])
+        yield f"records:{preset}:alone", lambda preset=preset: digest([encoded(r) for part in record_set(preset, quick) for r in part])
         yield f"records:{preset}:view", lambda preset=preset: views(preset, quick)
 
 

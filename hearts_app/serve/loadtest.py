@@ -377,7 +377,7 @@ def breakdown(agents: list[str], seat_records: list[dict], sizes: tuple[int, ...
             torch.set_num_threads(1)
         for size in sizes:
             batches = [seat_records[i:i + size] for i in range(0, len(seat_records), size)][:64]
-            bots.act_batch([(spec, r) for r in batches[0]])  # (made, compiled)
+            bots.act_batch([(spec, r) for r in seat_records[:64]])  # (made, compiled: both phases' code)
             agent = bots.cache.get(spec, seat_record.parse(batches[0][0]).rules)[0]
             times = dict.fromkeys(("parse", "replay", "agent", "act_batch"), 0.0)
             for batch in batches:
