@@ -108,3 +108,68 @@ def test_ray_actors_train_the_weights_of_local_workers(tmp_path):
     local = train(tmp_path, "local", 2)
     on_ray = train(tmp_path, "ray", 2, pool=RayRolloutPool)
     assert same_weights(local, on_ray)
+
+
+# ---- the full-information critic ------------------------------------------------------------------
+
+
+def test_hidden_hands_name_the_holder_of_every_card_the_seat_cannot_see():
+    import hearts_env as he
+    from hearts_env import cards
+    from train.critic import HIDDEN_WIDTH, hidden_hands
+
+    state = he.init(he.Rules.preset("classic"), 2, seed=5)
+    seat = np.array([0, 2])
+    out = hidden_hands(state, np.array([0, 1]), seat)
+    assert out.shape == (2, HIDDEN_WIDTH) and out.sum(axis=1).tolist() == [39, 39]
+    for row in range(2):
+        for relative in (1, 2, 3):
+            held = cards.to_mask(state.hands[row, (seat[row] + relative) % 4])
+            assert np.array_equal(out[row, 52 * (relative - 1):52 * relative], held)
+        assert not (out[row].reshape(3, 52) & cards.to_mask(state.hands[row, seat[row]])).any()  # not its own
+    two = he.init(he.Rules.preset("two_player"), 1, seed=5)
+    assert hidden_hands(two, np.array([0]), np.array([1]))[0, 52:].sum() == 0  # one other seat
+
+
+def test_a_run_with_the_full_information_critic_trains_resumes_and_exports_the_policy_alone(tmp_path):
+    from agents.checkpoint import load, load_net
+
+    critic = ["critic=full_information", "critic_hidden=[16]", "critic_warmup_iterations=1"]
+    whole = train(tmp_path, "critic", 0, *critic)
+    payload = load(tmp_path / "critic" / "checkpoints" / "latest.pt")
+    assert set(payload["extra"]) == {"critic", "critic_optimizer"}
+    net, meta = load_net(tmp_path / "critic" / "policy.pt")  # the exported file: the policy network alone
+    assert meta["hidden"] == [8] and "critic" not in (load(tmp_path / "critic" / "policy.pt").get("extra") or {})
+    assert whole.learner_decisions >= 1200
+
+    # killed in its third iteration (the checkpoint of the second is on disk), then resumed: the same weights
+    class Killed(Run):
+        def _rollout(self, pool):
+            if self.iteration == 2:
+                raise KeyboardInterrupt
+            return super()._rollout(pool)
+
+    config = load_config(SMOKE, ["run_name=halves", *TINY, *critic])
+    with pytest.raises(KeyboardInterrupt):
+        Killed(config, runs_dir=tmp_path, progress=False, log=lambda m: None).train()
+    resumed = train(tmp_path, "halves", 0, *critic, resume=True)
+    assert resumed.iteration == whole.iteration
+    assert same_weights(resumed, whole)
+    assert all(torch.equal(a, b) for a, b in zip(resumed.critic.state_dict().values(),
+                                                 whole.critic.state_dict().values()))
+    assert same_weights(whole, train(tmp_path, "critic-worker", 1, *critic))  # (one torch thread: see TINY)
+
+
+def test_the_critic_s_warm_up_leaves_the_policy_as_it_was(tmp_path):
+    config = load_config(SMOKE, ["run_name=warm", *TINY, "critic=full_information", "critic_hidden=[16]",
+                                 "critic_warmup_iterations=100", "total_decisions=1"])
+    run = Run(config, runs_dir=tmp_path, progress=False, log=lambda m: None)
+    before = {k: v.clone() for k, v in run.net.state_dict().items()}
+    critic_before = {k: v.clone() for k, v in run.critic.state_dict().items()}
+    run.iteration = 0
+    batch, _ = run._rollout(None)
+    from train.ppo import update
+    update(run.net, run.optimizer, batch, run.config, np.random.default_rng(0), run.device, run.critic,
+           run.critic_optimizer, policy=False)
+    assert all(torch.equal(before[k], v) for k, v in run.net.state_dict().items())
+    assert not all(torch.equal(critic_before[k], v) for k, v in run.critic.state_dict().items())

@@ -179,6 +179,17 @@ class TrainConfig(Strict):
     target_kl: Optional[Float] = Field(None, gt=0, description="stop an update's epochs past this KL")
     reward: Literal["points", "relative"] = Field(
         "points", description="points: minus own penalty points; relative: minus (own - mean of the others)")
+    critic: Literal["policy_head", "full_information"] = Field(
+        "policy_head", description="what values the decisions for the advantages: the policy network's value head "
+                                   "(what the seat sees), or a separate network that also reads every other hand "
+                                   "(train/critic.py; training only: the exported policy is unchanged)")
+    critic_hidden: list[Annotated[Int, Field(ge=1, le=MAX_WIDTH)]] = Field(
+        default_factory=lambda: [256, 256], min_length=1, max_length=16,
+        description="with critic full_information: its hidden layer sizes")
+    critic_warmup_iterations: Int = Field(
+        0, ge=0, description="with critic full_information: iterations at the run's start in which only the critic "
+                             "learns (the policy is frozen), so that a new critic beside a trained policy "
+                             "(init_from) values its play before the policy follows it")
     league: LeagueConfig = Field(default_factory=LeagueConfig)
     imitation: ImitationConfig = Field(default_factory=ImitationConfig)
     init_from: Optional[str] = Field(

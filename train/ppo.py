@@ -37,6 +37,7 @@ from agents.policy import PolicyAgent, PolicyNet, widened
 from hearts_env.rules import Rules, shown_value
 
 from .config import SettingsChanged, TrainConfig, changed_settings, check_agents
+from .critic import CriticNet
 from .imitation import imitate
 from .opponents import BOT_BASE, League
 from .rollout_workers import LocalRolloutPool, RolloutWorkerError
@@ -72,17 +73,27 @@ def pick_device(name: str) -> torch.device:
 
 
 def collect(net: PolicyNet, league: League, rules: Rules, config: TrainConfig, iteration: int,
-            device: torch.device) -> Rollout:
+            device: torch.device, critic: CriticNet | None = None) -> Rollout:
     """Play one hand at every table in this process, shard after shard (train/rollouts.py); return the
     current policy's decisions with advantages."""
     plan = plan_tables(league, rules, config, iteration)
-    return merge([play_shard(net, league, part, config, device) for part in shards(plan, config.rollout_shards or 1)])
+    return merge([play_shard(net, league, part, config, device, critic)
+                  for part in shards(plan, config.rollout_shards or 1)])
+
+
+def _on_cpu(net: nn.Module) -> dict[str, torch.Tensor]:
+    """A network's weights on the CPU, to send to the rollout workers."""
+    return {name: tensor.detach().cpu() for name, tensor in net.state_dict().items()}
 
 
 def update(net: PolicyNet, optimizer: torch.optim.Optimizer, batch: Rollout, config: TrainConfig,
-           rng: np.random.Generator, device: torch.device) -> dict[str, float]:
-    """PPO's clipped update on one rollout; returns the loss statistics."""
+           rng: np.random.Generator, device: torch.device, critic: CriticNet | None = None,
+           critic_optimizer: torch.optim.Optimizer | None = None, policy: bool = True) -> dict[str, float]:
+    """PPO's clipped update on one rollout; returns the loss statistics. With a ``critic`` (and its
+    optimizer) the value loss trains it instead of the policy's value head; ``policy=False`` trains
+    the critic alone (its warm-up)."""
     net.train()
+    hidden = torch.as_tensor(batch.hidden, device=device) if critic is not None else None
     obs = torch.as_tensor(batch.obs, device=device)
     mask = torch.as_tensor(batch.mask, device=device)
     action = torch.as_tensor(batch.action, device=device)
@@ -97,6 +108,8 @@ def update(net: PolicyNet, optimizer: torch.optim.Optimizer, batch: Rollout, con
         for start in range(0, size, config.minibatch_size):
             idx = torch.as_tensor(order[start:start + config.minibatch_size], device=device)
             logits, value = net(obs[idx], mask[idx])
+            if critic is not None:
+                value = critic(obs[idx], hidden[idx])
             log_probs = torch.log_softmax(logits, dim=-1)
             new_logp = log_probs.gather(1, action[idx][:, None]).squeeze(1)
             probs = log_probs.exp()
@@ -107,11 +120,22 @@ def update(net: PolicyNet, optimizer: torch.optim.Optimizer, batch: Rollout, con
             adv = (adv - adv.mean()) / (adv.std() + 1e-8) if len(idx) > 1 else adv - adv.mean()
             policy_loss = torch.max(-adv * ratio, -adv * ratio.clamp(1 - config.clip_coef, 1 + config.clip_coef)).mean()
             value_loss = 0.5 * ((value - returns[idx]) ** 2).mean()
-            loss = policy_loss + config.vf_coef * value_loss - config.ent_coef * entropy
-            optimizer.zero_grad()
-            loss.backward()
-            nn.utils.clip_grad_norm_(net.parameters(), config.max_grad_norm)
-            optimizer.step()
+            if critic is None:
+                loss = policy_loss + config.vf_coef * value_loss - config.ent_coef * entropy
+                optimizer.zero_grad()
+                loss.backward()
+                nn.utils.clip_grad_norm_(net.parameters(), config.max_grad_norm)
+                optimizer.step()
+            else:  # two networks, two steps: the policy from the advantages, the critic from the returns
+                if policy:
+                    optimizer.zero_grad()
+                    (policy_loss - config.ent_coef * entropy).backward()
+                    nn.utils.clip_grad_norm_(net.parameters(), config.max_grad_norm)
+                    optimizer.step()
+                critic_optimizer.zero_grad()
+                (config.vf_coef * value_loss).backward()
+                nn.utils.clip_grad_norm_(critic.parameters(), config.max_grad_norm)
+                critic_optimizer.step()
             with torch.no_grad():
                 log_ratio = new_logp - old_logp[idx]
                 kl = ((ratio - 1) - log_ratio).mean().item()
@@ -190,6 +214,10 @@ class Run:
         torch.manual_seed(config.seed)  # the initial weights; everything later is seeded per iteration
         self.net = PolicyNet(hidden=config.hidden).to(self.device)
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=config.learning_rate, eps=1e-5)
+        self.critic = self.critic_optimizer = None
+        if config.critic == "full_information":
+            self.critic = CriticNet(config.critic_hidden).to(self.device)
+            self.critic_optimizer = torch.optim.Adam(self.critic.parameters(), lr=config.learning_rate, eps=1e-5)
         self.league = League(config.league, self.rules, seed=config.seed)
         self.iteration = 0
         self.learner_decisions = 0
@@ -232,7 +260,10 @@ class Run:
         }
 
     def checkpoint(self) -> Path:
-        path = save(self.dir / "checkpoints" / "latest.pt", self.net, self.meta(), self.optimizer)
+        extra = None
+        if self.critic is not None:
+            extra = {"critic": self.critic.state_dict(), "critic_optimizer": self.critic_optimizer.state_dict()}
+        path = save(self.dir / "checkpoints" / "latest.pt", self.net, self.meta(), self.optimizer, extra=extra)
         return path
 
     @property
@@ -268,6 +299,13 @@ class Run:
                                   + ("; to change its budget pass --extend" if budget else ""), changes)
         self.net.load_state_dict(payload["model"])
         self.optimizer.load_state_dict(payload["optimizer"])
+        if self.critic is not None:
+            extra = payload.get("extra") if isinstance(payload.get("extra"), dict) else {}
+            if not isinstance(extra.get("critic"), dict) or not isinstance(extra.get("critic_optimizer"), dict):
+                raise ValueError(f"--resume: {path} holds no critic, which a run with critic full_information "
+                                 f"saves: it is not this run's checkpoint")
+            self.critic.load_state_dict(extra["critic"])
+            self.critic_optimizer.load_state_dict(extra["critic_optimizer"])
         self.iteration = meta["iteration"]
         self.learner_decisions = meta["learner_decisions"]
         self.all_decisions = meta["all_decisions"]
@@ -334,11 +372,11 @@ class Run:
         """This iteration's rollout, and the longest time a worker spent playing (None: no workers)."""
         config = self.config
         if pool is None:
-            return collect(self.net, self.league, self.rules, config, self.iteration, self.device), None
+            return collect(self.net, self.league, self.rules, config, self.iteration, self.device, self.critic), None
         plan = plan_tables(self.league, self.rules, config, self.iteration)
         steps = tuple(self.league.snapshot_steps)
         snapshots = None if steps == self._sent_snapshots else self.league.snapshot_states()
-        weights = {name: tensor.detach().cpu() for name, tensor in self.net.state_dict().items()}
+        weights = {"policy": _on_cpu(self.net)} | ({"critic": _on_cpu(self.critic)} if self.critic is not None else {})
         parts, busiest = pool.play(weights, snapshots, shards(plan, config.rollout_shards))
         self._sent_snapshots = steps
         return merge(parts), busiest
@@ -352,7 +390,7 @@ class Run:
             start = time.perf_counter()
             if config.anneal_lr:
                 fraction = 1.0 - self.learner_decisions / config.total_decisions
-                for group in self.optimizer.param_groups:
+                for group in self.optimizer.param_groups + (self.critic_optimizer.param_groups if self.critic else []):
                     group["lr"] = fraction * config.learning_rate
             try:
                 batch, busiest = self._rollout(pool)
@@ -361,14 +399,16 @@ class Run:
                 raise RolloutWorkerError(f"{err}; the run stopped after iteration {self.iteration} and its "
                                          f"checkpoint is written: continue it with --resume") from None
             rollout_seconds = time.perf_counter() - start
+            policy_learns = self.iteration >= config.critic_warmup_iterations or self.critic is None
             losses = update(self.net, self.optimizer, batch, config, iteration_rng(config.seed + 1, self.iteration),
-                            self.device)
+                            self.device, self.critic, self.critic_optimizer, policy=policy_learns)
             elapsed = time.perf_counter() - start
             self.time_split["rollout"] += busiest if busiest is not None else rollout_seconds
             self.time_split["transfer"] += rollout_seconds - busiest if busiest is not None else 0.0
             self.time_split["learning"] += elapsed - rollout_seconds
             self.iteration += 1
-            self.learner_decisions += len(batch.action)
+            if policy_learns:  # (the critic's warm-up trains no policy: it spends none of the budget)
+                self.learner_decisions += len(batch.action)
             self.all_decisions += batch.decisions
             self.seconds += elapsed
             step = self.learner_decisions

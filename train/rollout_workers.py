@@ -25,6 +25,7 @@ import torch
 from agents.policy import PolicyNet
 
 from .config import TrainConfig, config_from_mapping
+from .critic import CriticNet
 from .opponents import League
 from .rollouts import Rollout, TablePlan, play_shard
 from .workers import die_with_parent
@@ -42,16 +43,20 @@ class RolloutWorker:
         self.config: TrainConfig = config_from_mapping(config_data)
         self.league = League(self.config.league, self.config.rules_value, seed=self.config.seed)
         self.net = PolicyNet(hidden=self.config.hidden)
+        self.critic = CriticNet(self.config.critic_hidden) if self.config.critic == "full_information" else None
 
     def play(self, weights: dict, snapshots: list[tuple[int, dict]] | None,
              plans: list[TablePlan]) -> tuple[list[Rollout], float]:
-        """The rollouts of ``plans`` with the policy ``weights`` (and the league's snapshots replaced by
-        ``snapshots`` unless None), and the seconds spent playing them."""
+        """The rollouts of ``plans`` with the ``weights`` of the policy (and of the critic, when the run
+        has one: ``{"policy": ..., "critic": ...}``), the league's snapshots replaced by ``snapshots``
+        unless None, and the seconds spent playing them."""
         began = time.perf_counter()
-        self.net.load_state_dict(weights)
+        self.net.load_state_dict(weights["policy"])
+        if self.critic is not None:
+            self.critic.load_state_dict(weights["critic"])
         if snapshots is not None:
             self.league.replace_snapshots(snapshots, self.config.hidden)
-        out = [play_shard(self.net, self.league, plan, self.config, torch.device("cpu")) for plan in plans]
+        out = [play_shard(self.net, self.league, plan, self.config, torch.device("cpu"), self.critic) for plan in plans]
         return out, time.perf_counter() - began
 
 

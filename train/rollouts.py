@@ -26,6 +26,8 @@ from hearts_env.rule_space import table_groups
 from hearts_env.rules import Rules
 
 from .config import REWARD_SCALE, TrainConfig
+from .critic import HIDDEN_WIDTH, CriticNet, hidden_hands
+from .critic import values as critic_values
 from .opponents import CURRENT, League
 
 
@@ -46,6 +48,7 @@ class Rollout:
     learner_points: np.ndarray  # penalty points of each learner seat's hand
     moons_made: float  # the share of learner seats that shot the moon
     moons_suffered: float  # the share of learner seats against whom another seat shot it
+    hidden: np.ndarray | None = None  # [T, HIDDEN_WIDTH] bool: the other seats' hands (a full-information critic's)
 
 
 @dataclass
@@ -104,8 +107,9 @@ def shards(plan: TablePlan, count: int) -> list[TablePlan]:
 
 
 def play_shard(net: PolicyNet, league: League, plan: TablePlan, config: TrainConfig,
-               device: torch.device) -> Rollout:
-    """Play one hand at every table of ``plan``; return the current policy's decisions with advantages."""
+               device: torch.device, critic: CriticNet | None = None) -> Rollout:
+    """Play one hand at every table of ``plan``; return the current policy's decisions with advantages
+    (valued by ``critic`` from the whole deal when given, else by the policy's value head)."""
     tables, players = plan.tables, plan.seats.shape[1]
     seats = plan.seats
     league.reseed(plan.league_seed)
@@ -124,6 +128,7 @@ def play_shard(net: PolicyNet, league: League, plan: TablePlan, config: TrainCon
     action_buf = np.zeros((slots, longest), dtype=np.int64)
     logp_buf = np.zeros((slots, longest), dtype=np.float32)
     value_buf = np.zeros((slots, longest), dtype=np.float32)
+    hidden_buf = np.zeros((slots, longest, HIDDEN_WIDTH), dtype=bool) if critic is not None else None
     count = np.zeros(slots, dtype=np.int64)
     current = _Learner(net, device, generator)
     first = 0  # the group's first table
@@ -139,6 +144,8 @@ def play_shard(net: PolicyNet, league: League, plan: TablePlan, config: TrainCon
         action_buf[slot, k] = step.action[mine]
         logp_buf[slot, k] = current.logp
         value_buf[slot, k] = current.value
+        if hidden_buf is not None:
+            hidden_buf[slot, k] = hidden_hands(step.state, step.rows[mine], step.seat[mine])
         count[slot] += 1
 
     # Agent 0 is the current policy; the league's other seats follow in the order of their codes.
@@ -162,8 +169,10 @@ def play_shard(net: PolicyNet, league: League, plan: TablePlan, config: TrainCon
     else:
         reward = -points * REWARD_SCALE
 
-    advantage = gae(value_buf, count, reward[learner], config.gamma, config.gae_lambda)
     valid = np.arange(longest)[None, :] < count[:, None]
+    if critic is not None:  # every decision valued at once, from the whole deal
+        value_buf[valid] = critic_values(critic, obs_buf[valid], hidden_buf[valid], device)
+    advantage = gae(value_buf, count, reward[learner], config.gamma, config.gae_lambda)
     shooter = np.concatenate(moons)
     moon = shooter.any(axis=1)
     return Rollout(
@@ -172,6 +181,7 @@ def play_shard(net: PolicyNet, league: League, plan: TablePlan, config: TrainCon
         decisions=decisions, learner_points=points[learner],
         moons_made=float(shooter[learner].mean()) if learner.any() else 0.0,
         moons_suffered=float((moon[:, None] & ~shooter)[learner].mean()) if learner.any() else 0.0,
+        hidden=hidden_buf[valid] if hidden_buf is not None else None,
     )
 
 
@@ -189,7 +199,8 @@ def merge(parts: list[Rollout]) -> Rollout:
                    advantage=joined("advantage"), returns=joined("returns"), value=joined("value"),
                    decisions=sum(part.decisions for part in parts), learner_points=joined("learner_points"),
                    moons_made=float(weights @ [part.moons_made for part in parts]),
-                   moons_suffered=float(weights @ [part.moons_suffered for part in parts]))
+                   moons_suffered=float(weights @ [part.moons_suffered for part in parts]),
+                   hidden=joined("hidden") if parts[0].hidden is not None else None)
 
 
 class _Learner:
