@@ -127,6 +127,14 @@ def _write_offline_list(out: Path) -> None:
                                       encoding="utf-8")
 
 
+def check_site_folder(out: str | Path) -> None:
+    """Refuse (:class:`WebBuildError`) a folder the build may not write into: a file, or a folder that
+    holds other files than an earlier build."""
+    out = Path(out)
+    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / "models" / "models.json").is_file())):
+        raise WebBuildError(f"{out} is not empty and not an earlier web build: name a new or empty folder")
+
+
 def build_web(out: str | Path, page_dir: Path = PAGE_DIR, client_dir: Path = CLIENT_DIR,
               policies_dir: Path = POLICIES_DIR, levels: Sequence[str | Path] = ()) -> dict[str, Path | list[str]]:
     """Write the static build into ``out`` (see the module docstring); returns what was written:
@@ -155,8 +163,7 @@ def build_web(out: str | Path, page_dir: Path = PAGE_DIR, client_dir: Path = CLI
     if not offered:
         raise WebBuildError(f"no exported policy in {policies_dir} (a folder with policy.onnx and policy.json): "
                             "hearts export CHECKPOINT --out agents/policies/NAME writes one")
-    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / "models" / "models.json").is_file())):
-        raise WebBuildError(f"{out} is not empty and not an earlier web build: name a new or empty folder")
+    check_site_folder(out)
 
     for old in ("static", "models"):
         shutil.rmtree(out / old, ignore_errors=True)

@@ -15,7 +15,7 @@ from pathlib import Path
 from export.ladder import LADDERS, export_ladder
 from export.model import ExportError, export_policy
 from export.panel import measure_panel, panel_table
-from export.web import WebBuildError, build_web
+from export.web import WebBuildError, build_web, check_site_folder
 
 from . import arguments
 from .errors import UsageError
@@ -154,7 +154,10 @@ def build_site(args: argparse.Namespace) -> int:
         raise UsageError("hearts export --web DIR takes no checkpoint and no --out: it builds the page with "
                          "the shipped ladders' levels (or those of --levels) and the exported policies of "
                          "agents/policies")
+    if not args.web.strip():
+        raise UsageError("--web needs the folder to build the site in, e.g. --web site")
     try:
+        check_site_folder(args.web)  # (before the ladders are exported: that takes half a minute)
         if args.levels:
             written = build_web(args.web, levels=args.levels)
         else:

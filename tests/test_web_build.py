@@ -143,6 +143,14 @@ def test_hearts_export_web_command(ladder_site, tmp_path, capsys, monkeypatch):
     with pytest.raises(SystemExit):
         cli.main(["export", "--web", str(tmp_path / "site"), "some.pt"])
     assert "takes no checkpoint" in capsys.readouterr().err
+    (tmp_path / "taken").mkdir()
+    (tmp_path / "taken" / "keep.txt").write_text("keep")
+    monkeypatch.setattr(export_cli, "build_with_shipped_ladders", lambda site: pytest.fail("exported before refusing"))
+    for site, says in ((tmp_path / "taken", "is not empty and not an earlier web build"), ("", "--web needs the folder")):
+        with pytest.raises(SystemExit):
+            cli.main(["export", "--web", str(site)])
+        assert says in capsys.readouterr().err
+    monkeypatch.undo()
     monkeypatch.setattr(export_cli, "missing_export_modules", lambda: ["onnx"])
     with pytest.raises(SystemExit):
         cli.main(["export", "--web", str(tmp_path / "site")])
