@@ -33,8 +33,8 @@ from numba.core import caching
 _HERE = Path(__file__).resolve().parent
 #: Every file of ``hearts_env`` with compiled functions (``tests/test_compiled.py`` checks the list).
 ENGINE_FILES = tuple(_HERE / name for name in (
-    "cards.py", "compiled.py", "constants.py", "deal.py", "engine.py", "observe.py", "passing.py", "play.py",
-    "scoring.py", "seat_record_replay.py", "seat_view.py", "state.py", "worlds.py",
+    "cards.py", "compiled.py", "constants.py", "deal.py", "engine.py", "holding.py", "observe.py", "passing.py",
+    "play.py", "scoring.py", "seat_record_replay.py", "seat_view.py", "state.py", "worlds.py",
 ))
 
 

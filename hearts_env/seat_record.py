@@ -41,7 +41,8 @@ from where its own replay stopped, so it never depends on the batch (nor does an
 only the placement of the unseen cards does).
 
 A record knows more than an observation: every trick whole (so the exact cards each seat won) and,
-through its replay, which cards each other seat may still hold. :func:`view` gives both beside the
+through its replay, which cards each other seat may still hold (by the one rule of who may hold a
+card, ``holding.may_hold``). :func:`view` gives both beside the
 seat's view of its observation (``seat_view``), in the same relative seats: one reading of what a
 seat knows, whether it comes from an observation or from a record.
 

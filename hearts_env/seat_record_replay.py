@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from . import cards, engine, worlds
+from . import cards, engine, holding, worlds
 from .cards import bit, nth_of
 from .compiled import jit
 from .constants import PR_PLAYERS, constants, state_views
@@ -154,8 +154,10 @@ class Replay:
         may_hold[:, :, :p - 1] = learnt & to_seats[:, :, None]
         state, _ = replay(self._place_all(hidden, room, may_hold, unseen, dead, allowed), learn=False)
         played_now = np.bitwise_or.reduce(state.played, axis=1)
-        self.may_hold = np.where(seats == me[:, None], state.hands,
-                                 ((allowed & ~dead[:, None]) | known) & ~played_now[:, None])
+        receives = (offset[:, None] > 0) & (seats == (me + offset)[:, None] % p)
+        others_hold = holding.may_hold_sets(allowed & ~dead[:, None], passed_bits & ~played_now,
+                                            np.zeros((m, p, 4), dtype=bool), receives)
+        self.may_hold = np.where(seats == me[:, None], state.hands, others_hold)
         return state
 
     def _scaffold(self, room, unseen, dead) -> np.ndarray:

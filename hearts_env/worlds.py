@@ -17,7 +17,8 @@ The *holders* are the seats other than the viewer, plus the dead (set-aside) pil
 have dead cards. ``room`` is a seat's hand size less the cards it played and less the cards
 already known to be in its hand (such as those the viewer passed it and it has not played yet);
 the dead pile's room is the number of dead cards. ``may_hold`` carries every inference: a seat
-that showed a void holds no card of that suit (:func:`may_hold_from_voids`), a card known passed
+that showed a void holds no card of that suit (:func:`may_hold_from_voids`, by the one rule of who
+may hold a card, ``holding.may_hold``), a card known passed
 to a seat goes there only, a seat whose earlier play would have been illegal had it held a card
 does not hold it (the seat records ask the engine's legal-play rule), and so on.
 
@@ -51,7 +52,7 @@ import functools
 
 import numpy as np
 
-from . import cards
+from . import cards, holding
 from .compiled import jit
 from .rules import Rules
 from .seat_view import SeatView
@@ -85,8 +86,11 @@ def may_hold_from_voids(voids: np.ndarray) -> np.ndarray:
     """``[N, 52, H]`` bool from ``voids[N, H, 4]``: a holder that showed it is void in a suit may
     hold no card of that suit; any other card it may hold. (Give the dead pile a row of ``False``.)"""
     voids = np.asarray(voids, dtype=bool)
-    suit = np.arange(cards.NUM_CARDS) // cards.NUM_RANKS
-    return ~np.moveaxis(voids[:, :, suit], 1, 2)
+    n, h = voids.shape[:2]
+    # (``holding.may_hold`` of any card: the hidden set and the room carry the rest of what the viewer knows)
+    held = holding.may_hold_sets(np.full((n, h), cards.ALL_BITS), np.zeros(n, dtype=np.uint64), voids,
+                                 np.zeros((n, h), dtype=bool))
+    return np.moveaxis(cards.to_mask(held), 2, 1)
 
 
 def _hidden_mask(hidden: np.ndarray) -> np.ndarray:

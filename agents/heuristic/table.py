@@ -18,6 +18,7 @@ import numpy as np
 
 from hearts_env import cards, seat_view
 from hearts_env.compiled import inline, jit
+from hearts_env.holding import may_hold
 
 from ..base import checked_inputs, refuse_empty_row
 
@@ -45,8 +46,9 @@ SCORE_OFFSET = 1000.0
 #: One game as the bots' compiled rules read it: the ``Table`` pieces of that game (relative
 #: seats, 0 = me) and what follows from them. ``out``: the cards held by the other seats (or
 #: dead): not mine and not played. ``sent``: the cards I passed that their receiver still holds.
-#: ``holds``: the cards each seat may hold (seat 0: my hand): the cards out, less the suits it
-#: showed void in, less the cards I sent to another seat, plus those I sent to it.
+#: ``holds``: the cards each seat may hold (seat 0: my hand), by the one rule of who may hold a card
+#: (``hearts_env.holding.may_hold``): the cards out, less the suits it showed void in, less the
+#: cards I sent to another seat, plus those I sent to it.
 #: ``opponents``: the other seats of the game; ``later``: those still to play to this trick after
 #: me. ``card_scores``: room for a rule to score each card.
 Seat = namedtuple("Seat", (
@@ -93,11 +95,7 @@ def pick(card_set, preference):
 def _may_hold(seat, out, sent, voids, pass_offset, players):
     if players <= seat:
         return NONE
-    held = out
-    for suit in range(4):
-        if voids[seat, suit]:
-            held &= ~cards.SUIT_BITS[suit]
-    return held | sent if pass_offset == seat else held & ~sent
+    return may_hold(out, sent, voids[seat], pass_offset == seat)
 
 
 @inline
