@@ -17,19 +17,21 @@
 // (suits C D H S, ranks 2..A), seats are 0..N-1 clockwise.
 //
 // A record that describes no reachable situation (cards missing or twice, a history the rules
-// do not allow, a trick led by the wrong seat, not this seat's turn) throws RecordError. The
-// checks follow hearts_env/seat_record.py; Python's golden vectors (clients/js/test/fixtures)
-// pin the two implementations together.
+// do not allow, a trick led by the wrong seat, not this seat's turn) throws RecordError: the record
+// is read and replayed by seat_record.js (as hearts_env/seat_record.py), this module encodes what
+// the replay found (as hearts_env/observe.py) and runs the policy (as agents/onnx_policy.py).
+// Python's golden vectors (clients/js/test/fixtures) pin the two languages together.
 
-import {
-  JACK_OF_DIAMONDS, NUM_CARDS, QUEEN_OF_SPADES, RANKS, SHORT_DECK_RANKS, SUITS, cardText, parseCard, pyRepr, rankOf, suitOf,
-} from './cards.js';
-import { PASS_OFFSETS, breaksHearts, cardPoints, legalCards, trickWinner } from './engine.js';
+import { JACK_OF_DIAMONDS, NUM_CARDS, QUEEN_OF_SPADES, cardText, parseCard, rankOf, suitOf } from './cards.js';
+import { cardPoints } from './engine.js';
+import { handSize } from './rules.js';
 import { refusal, spaceOf } from './rule_space.js';
+import { RECORD_FORMAT, RECORD_VERSION, RecordError, parseRecord, recordRules, replay } from './seat_record.js';
+
+// The seat record's reader (seat_record.js), as the client's users have always imported it from here.
+export { RECORD_FORMAT, RECORD_VERSION, RecordError, parseRecord, replay };
 
 export const OBS_VERSION = 1;
-export const RECORD_VERSION = 1;
-export const RECORD_FORMAT = 'hearts-seat-record';
 export const MANIFEST_FORMAT = 'hearts-lab-policy';
 export const MANIFEST_VERSION = 1;
 /** The model's action for a row whose action mask has no legal card (its probabilities are all 0). */
@@ -64,13 +66,6 @@ export const LAYOUT = (() => {
 export const OBS_DIM = LAYOUT[LAYOUT.length - 1].offset + LAYOUT[LAYOUT.length - 1].size;
 const AT = Object.fromEntries(LAYOUT.map((p) => [p.name, p.offset]));
 
-export class RecordError extends Error {
-  constructor(message) {
-    super(`seat record: ${message}`);
-    this.name = 'RecordError';
-  }
-}
-
 export class ManifestError extends Error {
   constructor(message) {
     super(message);
@@ -78,363 +73,11 @@ export class ManifestError extends Error {
   }
 }
 
-const fail = (message) => new RecordError(message);
-
-const PARSED = Symbol('parsed seat record');
-
 // ------------------------------------------------------------------------------------------
 // Cards
 // ------------------------------------------------------------------------------------------
 
 export { NUM_CARDS, cardText, parseCard, rankOf, suitOf };
-
-const formatCards = (ids) => ids.map(cardText).join(' ');
-
-// ------------------------------------------------------------------------------------------
-// Rules (the record carries them in full, as Python's Rules.to_dict() writes them)
-// ------------------------------------------------------------------------------------------
-
-const RULE_FIELDS = [
-  'name', 'num_players', 'deck', 'dead_cards', 'pass_cycle', 'pass_count', 'opening_lead',
-  'first_trick_protection', 'hearts_must_be_broken', 'queen_breaks_hearts', 'queen_waits_for_hearts',
-  'moon', 'moon_points', 'jack_of_diamonds_bonus', 'jack_of_diamonds_points', 'target_score', 'trump_suit',
-];
-
-function checkRules(rules) {
-  if (rules === null || typeof rules !== 'object' || Array.isArray(rules)) {
-    throw fail('rules must be an object with every rules option (as Rules.to_dict() writes them)');
-  }
-  const missing = RULE_FIELDS.filter((k) => !(k in rules));
-  if (missing.length) {
-    throw fail(`rules: missing ${missing.join(', ')} (this client reads complete rules, e.g. the manifest's "rules")`);
-  }
-  const unknown = Object.keys(rules).filter((k) => !RULE_FIELDS.includes(k));
-  if (unknown.length) throw fail(`rules: unknown option(s) ${unknown.join(', ')}`);
-  const p = rules.num_players;
-  if (p !== 2 && p !== 4) throw fail(`rules: num_players must be 2 or 4, got ${JSON.stringify(p)}`);
-  if (rules.deck !== 'full52' && rules.deck !== 'short28') throw fail(`rules: deck must be full52 or short28`);
-  const inDeck = new Array(NUM_CARDS).fill(false);
-  for (let c = 0; c < NUM_CARDS; c++) inDeck[c] = rules.deck === 'full52' || SHORT_DECK_RANKS.includes(RANKS[c % 13]);
-  const deckSize = rules.deck === 'full52' ? 52 : 28;
-  const inPlay = deckSize - rules.dead_cards;
-  if (!Number.isInteger(rules.dead_cards) || rules.dead_cards < 0 || inPlay <= 0 || inPlay % p) {
-    throw fail(`rules: dead_cards=${rules.dead_cards} does not deal evenly to ${p} players`);
-  }
-  if (!Array.isArray(rules.pass_cycle) || !rules.pass_cycle.length ||
-      rules.pass_cycle.some((d) => !(d in PASS_OFFSETS))) {
-    throw fail('rules: pass_cycle must list left, right, across or none');
-  }
-  if (!Array.isArray(rules.opening_lead) || !rules.opening_lead.length) throw fail('rules: opening_lead must list cards');
-  const trump = rules.trump_suit === null ? -1 : SUITS.indexOf(rules.trump_suit);
-  if (rules.trump_suit !== null && trump < 0) throw fail('rules: trump_suit must be null or one of C D H S');
-  const moons = ['add_to_others', 'subtract_from_self', 'shooters_choice', 'off'];
-  if (!moons.includes(rules.moon)) throw fail(`rules: moon must be one of ${moons.join(', ')}`);
-  if (!Number.isInteger(rules.target_score) || rules.target_score <= 0) throw fail('rules: target_score must be positive');
-  const handSize = inPlay / p;
-  return {
-    ...rules, inDeck, handSize, trump,
-    openingIds: rules.opening_lead.map(parseCard),
-    passOffsets: rules.pass_cycle.map((d) => ((PASS_OFFSETS[d] % p) + p) % p),
-  };
-}
-
-// ------------------------------------------------------------------------------------------
-// Parsing a record and the checks that need no replay
-// ------------------------------------------------------------------------------------------
-
-const REQUIRED_KEYS = ['version', 'rules', 'seat', 'hand_number', 'scores', 'phase', 'hand'];
-const OPTIONAL_KEYS = ['format', 'passed', 'received', 'tricks', 'trick', 'note'];
-
-function intField(data, key, low, high) {
-  const value = data[key];
-  if (!Number.isInteger(value)) throw fail(`${key} must be an integer, got ${pyRepr(value)}`);
-  if (value < low || (high !== undefined && value > high)) {
-    throw fail(`${key} must be ${high !== undefined ? `${low}..${high}` : `${low} or more`}, got ${value}`);
-  }
-  return value;
-}
-
-function cardList(value, where, inDeck) {
-  if (!Array.isArray(value)) throw fail(`${where} must be a list of cards such as ["QS", "TH"], got ${pyRepr(value)}`);
-  const ids = [];
-  for (const item of value) {
-    if (typeof item !== 'string' && !Number.isInteger(item)) throw fail(`${where}: ${pyRepr(item)} is not a card`);
-    let card;
-    try {
-      card = parseCard(item);
-    } catch (err) {
-      throw fail(`${where}: ${err.message}`);
-    }
-    if (ids.includes(card)) throw fail(`${where}: ${cardText(card)} is listed twice`);
-    if (!inDeck[card]) throw fail(`${where}: ${cardText(card)} is not in this game's deck`);
-    ids.push(card);
-  }
-  return ids;
-}
-
-function trickField(value, where, p, inDeck) {
-  if (value === null || typeof value !== 'object' || Array.isArray(value) || !('cards' in value) ||
-      Object.keys(value).some((k) => k !== 'leader' && k !== 'cards')) {
-    throw fail(`${where} must be an object {"leader": SEAT, "cards": [...]}, got ${pyRepr(value)}`);
-  }
-  let leader = -1;
-  if (value.leader === undefined || value.leader === null) {
-    if (value.cards.length) throw fail(`${where}: a trick with cards needs its leader`);
-  } else {
-    leader = intField(value, 'leader', 0, p - 1);
-  }
-  return { leader, cards: cardList(value.cards, `${where} cards`, inDeck) };
-}
-
-/** A checked record: card ids, rules with derived values, plays in order. Throws RecordError. */
-export function parseRecord(record) {
-  if (typeof record === 'string') {
-    try {
-      record = JSON.parse(record);
-    } catch (err) {
-      throw fail(`not valid JSON: ${err.message}`);
-    }
-  }
-  if (record === null || typeof record !== 'object' || Array.isArray(record)) throw fail('a record is a JSON object');
-  const missing = REQUIRED_KEYS.filter((k) => !(k in record));
-  if (missing.length) throw fail(`missing ${missing.join(', ')} (a record needs ${REQUIRED_KEYS.join(', ')})`);
-  const unknown = Object.keys(record).filter((k) => !REQUIRED_KEYS.includes(k) && !OPTIONAL_KEYS.includes(k)).sort();
-  if (unknown.length) throw fail(`unknown key(s) ${unknown.join(', ')}; the keys are ${[...REQUIRED_KEYS, ...OPTIONAL_KEYS].join(', ')}`);
-  if ('format' in record && record.format !== RECORD_FORMAT) throw fail(`format is ${pyRepr(record.format)}, expected ${pyRepr(RECORD_FORMAT)}`);
-  if (record.version !== RECORD_VERSION) throw fail(`version ${pyRepr(record.version)} is not supported (this reader reads version ${RECORD_VERSION})`);
-  const rules = checkRules(record.rules);
-  const p = rules.num_players;
-  const seat = intField(record, 'seat', 0, p - 1);
-  const handNumber = intField(record, 'hand_number', 0);
-  const scores = record.scores;
-  if (!Array.isArray(scores) || scores.length !== p || scores.some((s) => !Number.isInteger(s))) {
-    throw fail(`scores must be ${p} integers (game totals before this hand, by seat), got ${pyRepr(scores)}`);
-  }
-  if (record.phase !== 'pass' && record.phase !== 'play') throw fail(`phase must be "pass" or "play", got ${pyRepr(record.phase)}`);
-  const tricks = record.tricks ?? [];
-  if (!Array.isArray(tricks)) throw fail('tricks must be a list of finished tricks');
-  const r = {
-    rules, p, seat, handNumber, scores, phase: record.phase,
-    hand: cardList(record.hand, 'hand', rules.inDeck),
-    passed: cardList(record.passed ?? [], 'passed', rules.inDeck),
-    received: cardList(record.received ?? [], 'received', rules.inDeck),
-    tricks: tricks.map((t, i) => trickField(t, `tricks[${i}]`, p, rules.inDeck)),
-    trick: trickField(record.trick ?? { cards: [] }, 'trick', p, rules.inDeck),
-    [PARSED]: true,
-  };
-  r.offset = rules.passOffsets[handNumber % rules.passOffsets.length];
-  r.plays = [];
-  [...r.tricks, r.trick].forEach((t, i) => t.cards.forEach((card, k) => r.plays.push({ t: i, seat: (t.leader + k) % p, card })));
-  checkCounts(r);
-  return r;
-}
-
-function countMessage(got, size, what) {
-  const gap = size - got;
-  return `${what} ${size} cards of a ${size}-card hand, got ${got} (${gap > 0 ? `${gap} missing` : `${-gap} too many`})`;
-}
-
-function checkCounts(r) {
-  const { rules, p } = r;
-  const size = rules.handSize;
-  const need = rules.pass_count;
-  const direction = rules.pass_cycle[r.handNumber % rules.pass_cycle.length];
-  const hand = new Set(r.hand);
-  if (r.phase === 'pass') {
-    if (r.offset === 0) throw fail(`phase is "pass" but hand ${r.handNumber} has no pass (pass direction '${direction}')`);
-    if (r.tricks.length || r.trick.cards.length || r.received.length) {
-      throw fail('phase is "pass": no card has been played or received yet (tricks, trick and received must be empty)');
-    }
-    if (r.hand.length !== size) throw fail(countMessage(r.hand.length, size, 'before the exchange every seat holds'));
-    const outside = r.passed.filter((c) => !hand.has(c));
-    if (outside.length) throw fail(`passed: ${formatCards(outside)} not in the hand (during the pass the chosen cards stay in the hand until the exchange)`);
-    if (r.passed.length >= need) throw fail(`phase is "pass" but ${r.passed.length} cards are already chosen: a seat chooses ${need}, and after its last pick it is no longer its turn`);
-    return;
-  }
-  r.tricks.forEach((t, i) => {
-    if (t.cards.length !== p) throw fail(`tricks[${i}] has ${t.cards.length} cards; a finished trick has ${p} (the unfinished one goes in "trick")`);
-  });
-  if (r.trick.cards.length >= p) throw fail(`trick has ${r.trick.cards.length} cards; the current trick has at most ${p - 1} (a full trick belongs in "tricks")`);
-  if (r.tricks.length >= size) throw fail(`${r.tricks.length} tricks are finished: the hand is over and nobody is to act`);
-  if (r.offset && (r.passed.length !== need || r.received.length !== need)) {
-    throw fail(`hand ${r.handNumber} passes ${direction}: after the exchange passed and received hold ${need} cards each, got ${r.passed.length} and ${r.received.length}`);
-  }
-  if (!r.offset && (r.passed.length || r.received.length)) throw fail(`hand ${r.handNumber} has no pass, so passed and received must be empty`);
-  const where = new Map(r.hand.map((c) => [c, 'in the hand']));
-  for (const { t, seat, card } of r.plays) {
-    const place = `played by seat ${seat} in ${t < r.tricks.length ? `tricks[${t}]` : 'trick'}`;
-    if (where.has(card)) throw fail(`${cardText(card)} appears twice: ${where.get(card)} and ${place}`);
-    where.set(card, place);
-  }
-  const mine = r.plays.filter((x) => x.seat === r.seat).map((x) => x.card);
-  const held = r.hand.length + mine.length;
-  if (held !== size) throw fail(countMessage(held, size, 'your hand and the cards you played must make the'));
-  if (r.hand.length !== size - r.tricks.length) {
-    throw fail(`after ${r.tricks.length} finished tricks it is seat ${r.seat}'s turn only if it holds ${size - r.tricks.length} cards, but the hand lists ${r.hand.length}`);
-  }
-  for (const card of r.passed) {
-    if (hand.has(card) || mine.includes(card)) throw fail(`passed: ${cardText(card)} was passed away but is ${where.get(card)}`);
-  }
-  const receiver = (r.seat + r.offset) % p;
-  for (const { seat, card } of r.plays) {
-    if (r.passed.includes(card) && seat !== receiver) throw fail(`${cardText(card)} was passed to seat ${receiver} but is played by seat ${seat}`);
-  }
-  for (const card of r.received) {
-    if (!hand.has(card) && !mine.includes(card)) throw fail(`received: ${cardText(card)} is neither in the hand nor among the cards played by seat ${r.seat}`);
-  }
-}
-
-// ------------------------------------------------------------------------------------------
-// Replaying the hand: the engine's rules (engine.js), played on what the seat knows
-// ------------------------------------------------------------------------------------------
-
-function forcedDead(r, unseen) {
-  const { rules } = r;
-  const opening = rules.openingIds;
-  let k;
-  let what;
-  if (r.plays.length) {
-    const first = r.plays[0].card;
-    k = opening.indexOf(first);
-    if (k < 0) throw fail(`the hand's first trick must be opened with ${rules.opening_lead.join(' / ')}, but the record opens it with ${cardText(first)}`);
-    what = `the first trick was opened with ${cardText(first)}`;
-  } else {
-    const held = opening.filter((c) => r.hand.includes(c));
-    if (!held.length) throw fail(`no card has been played, so the holder of ${rules.opening_lead[0]} leads; seat ${r.seat} does not hold it, so it is not its turn`);
-    k = opening.indexOf(held[0]);
-    what = `seat ${r.seat} is to open the first trick with ${cardText(held[0])}`;
-  }
-  const earlier = opening.slice(0, k);
-  const blocked = earlier.filter((c) => !unseen.has(c));
-  if (earlier.length && (blocked.length || earlier.length > rules.dead_cards)) {
-    throw fail(`${what}, which is allowed only when ${formatCards(earlier)} ${earlier.length === 1 ? 'is' : 'are'} dead (set aside), but ` +
-      (blocked.length ? `${formatCards(blocked)} is in play` : `this game sets aside only ${rules.dead_cards} cards`));
-  }
-  return { dead: new Set(earlier), openingCard: opening[k] };
-}
-
-/** Can the unseen cards be dealt to the other seats (and the dead cards) as the play requires? */
-function placeUnseen(unseen, room, dead, allowed, deadCount) {
-  const capacity = new Map([...room, [-1, deadCount]]);
-  const options = new Map(unseen.map((c) => [c, dead.has(c) ? [-1] : [...[...room.keys()].filter((s) => allowed.get(s).has(c)), -1]]));
-  const load = new Map([...capacity.keys()].map((s) => [s, []]));
-  const assign = (card, visited) => {
-    for (const s of options.get(card)) {
-      if (visited.has(s)) continue;
-      visited.add(s);
-      if (load.get(s).length < capacity.get(s)) {
-        load.get(s).push(card);
-        return true;
-      }
-      for (const other of [...load.get(s)]) {
-        const list = load.get(s);
-        list.splice(list.indexOf(other), 1);
-        if (assign(other, visited)) {
-          list.push(card);
-          return true;
-        }
-        list.push(other);
-      }
-    }
-    return false;
-  };
-  for (const card of [...unseen].sort((a, b) => options.get(a).length - options.get(b).length)) {
-    if (!assign(card, new Set())) {
-      const seats = [...room.keys()].filter((s) => !allowed.get(s).has(card));
-      throw fail(`the cards this seat has not seen cannot be held consistently with the play: ${cardText(card)} fits no seat with room` +
-        (seats.length ? ` (seat${seats.length > 1 ? 's' : ''} ${seats.join(', ')} showed by their play that they cannot hold it)` : ''));
-    }
-  }
-}
-
-/** Replay the record's hand; returns what observation v1 needs. Throws RecordError. */
-export function replay(record) {
-  const r = record && record[PARSED] ? record : parseRecord(record);
-  const { rules, p, seat: me } = r;
-  const state = {
-    r, legal: [], trick: new Array(p).fill(-1), played: Array.from({ length: p }, () => []),
-    taken: Array.from({ length: p }, () => []), voids: Array.from({ length: p }, () => [false, false, false, false]),
-    leader: me, numInTrick: 0, trickNumber: r.tricks.length, heartsBroken: false,
-  };
-  if (r.phase === 'pass') {
-    state.legal = r.hand.filter((c) => !r.passed.includes(c));
-    return state;
-  }
-  // What each other seat surely held after the exchange: the cards it plays, and what we passed it.
-  const receiver = (me + r.offset) % p;
-  const holding = new Map();
-  for (let s = 0; s < p; s++) if (s !== me) holding.set(s, new Set());
-  for (const { seat, card } of r.plays) if (seat !== me) holding.get(seat).add(card);
-  if (r.offset) r.passed.forEach((c) => holding.get(receiver).add(c));
-  holding.set(me, new Set([...r.hand, ...r.plays.filter((x) => x.seat === me).map((x) => x.card)]));
-  const seen = new Set([...holding.values()].flatMap((h) => [...h]));
-  const unseen = [];
-  for (let c = 0; c < NUM_CARDS; c++) if (rules.inDeck[c] && !seen.has(c)) unseen.push(c);
-  const room = new Map();
-  for (const [s, h] of holding) {
-    if (s === me) continue;
-    if (h.size > rules.handSize) throw fail(`seat ${s} would hold ${h.size} cards, more than a hand of ${rules.handSize}`);
-    room.set(s, rules.handSize - h.size);
-  }
-  const { dead, openingCard } = forcedDead(r, new Set(unseen));
-  const allowed = new Map([...room.keys()].map((s) => [s, new Set(unseen)]));
-  // The first trick is led by the holder of the opening card.
-  const opener = [...holding].find(([, h]) => h.has(openingCard))[0];
-  state.leader = opener;
-  let toAct = opener;
-  for (const { t, seat, card } of r.plays) {
-    const where = t < r.tricks.length ? `tricks[${t}]` : 'trick';
-    if (seat !== toAct) {
-      throw fail(`${where}: the record has seat ${seat} play ${cardText(card)}, but seat ${toAct} ${state.numInTrick === 0 ? 'led' : 'played next'} there ` +
-        `(the winner of a trick leads the next; the first trick is opened by the holder of ${rules.opening_lead[0]})`);
-    }
-    const ctx = {
-      leading: state.numInTrick === 0, firstTrick: t === 0, heartsBroken: state.heartsBroken, openingCard,
-      ledSuit: state.numInTrick ? suitOf(state.trick[state.leader]) : -1,
-    };
-    const held = [...holding.get(seat)];
-    const legal = legalCards(rules, held, ctx);
-    if (!legal.includes(card)) {
-      throw fail(`${where}: seat ${seat} cannot play ${cardText(card)} (legal there: ${formatCards(legal.sort((a, b) => a - b))})`);
-    }
-    if (seat !== me) {  // which unseen cards could this seat also have held, the play still legal?
-      for (const c of allowed.get(seat)) {
-        if (!legalCards(rules, [...held, c], ctx).includes(card)) allowed.get(seat).delete(c);
-      }
-    }
-    // Play the card (hearts_env/play.py: play_card, then finish_trick when the trick is full).
-    holding.get(seat).delete(card);
-    state.played[seat].push(card);
-    state.trick[seat] = card;
-    const ledSuit = ctx.leading ? suitOf(card) : ctx.ledSuit;
-    if (suitOf(card) !== ledSuit) {
-      state.voids[seat][ledSuit] = true;
-    }
-    if (breaksHearts(rules, card, ledSuit)) state.heartsBroken = true;
-    state.numInTrick += 1;
-    toAct = (seat + 1) % p;
-    if (state.numInTrick === p) {
-      const inOrder = state.trick.map((_, i) => state.trick[(state.leader + i) % p]);
-      const winner = trickWinner(rules, state.leader, inOrder);
-      state.taken[winner].push(...state.trick);
-      state.trick.fill(-1);
-      state.numInTrick = 0;
-      state.leader = winner;
-      toAct = winner;
-    }
-  }
-  if (toAct !== me) throw fail(`after this history it is seat ${toAct}'s turn to play, not seat ${me}'s`);
-  if (r.trick.cards.length && state.leader !== r.trick.leader) throw fail(`trick: the record says seat ${r.trick.leader} led, but seat ${state.leader} did`);
-  if (!r.trick.cards.length && r.trick.leader !== -1 && r.trick.leader !== me) {
-    throw fail(`trick: no card played yet, so the leader is the seat to act (${me}), not ${r.trick.leader}`);
-  }
-  placeUnseen(unseen, room, dead, allowed, rules.dead_cards);
-  state.legal = legalCards(rules, r.hand, {
-    leading: state.numInTrick === 0, firstTrick: r.tricks.length === 0, heartsBroken: state.heartsBroken, openingCard,
-    ledSuit: state.numInTrick ? suitOf(state.trick[state.leader]) : -1,
-  });
-  return state;
-}
 
 // ------------------------------------------------------------------------------------------
 // Observation v1 and the legal mask
@@ -473,7 +116,7 @@ export function encodeObservation(record) {
   }
   if (state.numInTrick > 0) obs[AT.trick_leader + rel(state.leader)] = 1;
   obs[AT.to_act + 0] = 1;  // the record is at this seat's decision
-  obs[AT.trick_number] = r.tricks.length / rules.handSize;
+  obs[AT.trick_number] = r.tricks.length / handSize(rules);
   obs[AT.phase + (r.phase === 'pass' ? 0 : 1)] = 1;
   if (r.offset) obs[AT.pass_direction + r.offset] = 1;
   obs[AT.hearts_broken] = state.heartsBroken ? 1 : 0;
@@ -513,7 +156,7 @@ export function checkManifest(manifest, modelSha256 = null) {
   if (modelSha256 !== null && manifest.model?.sha256 !== modelSha256) {
     throw new ManifestError(`the manifest belongs to another model (its sha256 ${String(manifest.model?.sha256).slice(0, 12)}..., the model has ${modelSha256.slice(0, 12)}...)`);
   }
-  checkRules(manifest.rules);
+  recordRules(manifest.rules);
   const space = manifest.rule_space;
   if (space !== undefined && (space === null || typeof space !== 'object' || typeof space.fields !== 'object' ||
       space.fields === null || Object.values(space.fields).some((values) => !Array.isArray(values) || !values.length))) {
