@@ -26,11 +26,19 @@ export function pyRepr(value) {
 }
 
 export const suitOf = (card) => Math.floor(card / 13);
+/** The suits' symbols, in suit order (C D H S). */
+export const SUIT_SYMBOLS_TEXT = '♣♦♥♠';
 export const rankOf = (card) => card % 13;
 
 export function cardText(card) {
   if (!Number.isInteger(card) || card < 0 || card >= NUM_CARDS) throw new RangeError(`card id ${card} is out of range 0..51`);
   return RANKS[card % 13] + SUITS[Math.floor(card / 13)];
+}
+
+/** "Q♠" style text of a card id, for people (cards.card_symbol_text). */
+export function cardSymbolText(card) {
+  const text = cardText(card);
+  return (text[0] === 'T' ? '10' : text[0]) + SUIT_SYMBOLS_TEXT[suitOf(card)];
 }
 
 /** The card id of a text such as "QS", "10h", "q♠", or an id 0..51. */
