@@ -426,19 +426,13 @@ def _first_illegal(counters, sets, actions, acting):
 def _update_legal(params, bits, counters, sets, seat_numbers, seat_sets, flags):
     """Recompute the legal set of every game's seat to act."""
     for g in range(counters.shape[1]):
-        update_legal_game(params, bits, counters, sets, seat_numbers, seat_sets, flags, g)
-
-
-@jit
-def update_legal_game(params, bits, counters, sets, seat_numbers, seat_sets, flags, g):
-    """Recompute the legal set of game ``g``'s seat to act."""
-    phase = counters[PHASE, g]
-    if phase == PLAY:
-        sets[LEGAL, g] = legal_cards(params, bits, counters, sets, seat_numbers, seat_sets, flags, g)
-    elif phase == PASS:
-        sets[LEGAL, g] = legal_passes(counters, seat_sets, g)
-    else:
-        sets[LEGAL, g] = 0
+        phase = counters[PHASE, g]
+        if phase == PLAY:
+            sets[LEGAL, g] = legal_cards(params, bits, counters, sets, seat_numbers, seat_sets, flags, g)
+        elif phase == PASS:
+            sets[LEGAL, g] = legal_passes(counters, seat_sets, g)
+        else:
+            sets[LEGAL, g] = 0
 
 
 @jit
@@ -520,25 +514,33 @@ def _step(params, bits, buffer, chosen, acting):
     if bad >= 0:
         return bad
     for g in range(counters.shape[1]):
-        if _acts(counters, acting, g):
-            step_game(params, bits, counters, sets, seat_numbers, seat_sets, flags, seat_flags, voids, actions, g,
-                      chosen[g])
+        if not _acts(counters, acting, g):
+            continue
+        card = chosen[g]
+        length = counters[HISTORY_LENGTH, g]
+        actions[HISTORY, g, length] = card
+        actions[HISTORY_SEAT, g, length] = counters[CURRENT_PLAYER, g]
+        counters[HISTORY_LENGTH, g] = length + 1
+        if counters[PHASE, g] == PASS:
+            if choose(params, counters, seat_sets, g, card):
+                exchange(params, counters, seat_sets, g)
+                start_play(params, counters, sets, seat_sets, g)
+        elif play_card(params, counters, seat_numbers, seat_sets, flags, voids, g, card):
+            if finish_trick(params, counters, seat_numbers, seat_sets, g):
+                _finish_hand(params, bits, counters, sets, seat_numbers, seat_sets, flags, seat_flags, voids,
+                             actions, g)
     _update_legal(params, bits, counters, sets, seat_numbers, seat_sets, flags)
     return -1
 
 
 @jit
-def step_game(params, bits, counters, sets, seat_numbers, seat_sets, flags, seat_flags, voids, actions, g, card):
-    """Game ``g``'s seat to act plays (or passes) ``card``, which must be legal; its legal set is
-    left to update (``update_legal_game``)."""
-    length = counters[HISTORY_LENGTH, g]
-    actions[HISTORY, g, length] = card
-    actions[HISTORY_SEAT, g, length] = counters[CURRENT_PLAYER, g]
-    counters[HISTORY_LENGTH, g] = length + 1
-    if counters[PHASE, g] == PASS:
-        if choose(params, counters, seat_sets, g, card):
-            exchange(params, counters, seat_sets, g)
-            start_play(params, counters, sets, seat_sets, g)
-    elif play_card(params, counters, seat_numbers, seat_sets, flags, voids, g, card):
-        if finish_trick(params, counters, seat_numbers, seat_sets, g):
-            _finish_hand(params, bits, counters, sets, seat_numbers, seat_sets, flags, seat_flags, voids, actions, g)
+def step_buffer(params, bits, buffer, chosen, acting):
+    """The step above for kernels of other modules that step the games ``acting`` of a state
+    buffer (the seat records' replay): -1, or the first game whose card is illegal."""
+    return _step(params, bits, buffer, chosen, acting)
+
+
+@jit
+def update_legal_buffer(params, bits, buffer):
+    """Recompute every game's legal set of a state buffer, for kernels of other modules."""
+    _update_legal_in(params, bits, buffer)

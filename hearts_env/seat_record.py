@@ -14,7 +14,7 @@ which the seat faces exactly that decision, by *replaying* the hand through the 
 is reconstructed from the seat's hand, the cards it passed and received, and the cards played;
 the cards the seat has not seen are dealt to the other seats (and the dead cards) in some way
 that is consistent with the history, then the passes and every card are stepped through the
-engine's step (``engine.step_game``). The observation is then ``observe.observe`` of that state, and the legal mask
+engine's step (``engine.step_buffer``). The observation is then ``observe.observe`` of that state, and the legal mask
 ``engine.legal_mask``: the very code paths of training and the arena. The observation does not
 depend on how the unseen cards were placed (observation v1 never reads other hands), which the
 tests check.

@@ -3,9 +3,10 @@ record's own error worded.
 
 One engine state holds a game per record (records of one game rules and phase). The deals are
 built as arrays; then one compiled call (:func:`_replay_moves`) steps every record's pass picks
-and plays through the engine's own step (``engine.step_game``), checking before each that it is
-that seat's turn and that the card is legal, and, on the first replay, asking the engine's
-legal-play rule which unseen cards each other seat may also have held (``play.legal_if_held``). A
+and plays through the engine's own step (``engine.step_buffer``, the k-th move of every record in
+one step), checking before each that it is that seat's turn and that the card is legal, and, on
+the first replay, asking the engine's legal-play rule which unseen cards each other seat may also
+have held (``play.legal_if_held``). A
 record that fails is left where it failed and its error is worded from what the replay saw there
 (the seat to act, the legal cards), in the order the checks come: the cards each seat would hold,
 the opening card, the deal, each move, whose turn it is at the end, the placement of the unseen
@@ -27,7 +28,7 @@ from . import cards, engine, holding, worlds
 from .cards import bit, nth_of
 from .compiled import jit
 from .constants import PR_PLAYERS, constants, state_views
-from .engine import step_game, update_legal_game
+from .engine import step_buffer, update_legal_buffer
 from .play import legal_if_held
 from .rules import Rules
 from .seat_record_parse import SeatRecord, SeatRecordError, fail
@@ -271,53 +272,58 @@ def _replay_moves(params, bits, buffer, picks, turns, played, me, known, learn, 
                   legal):
     """Every game's pass picks ``picks[g, seat, k]`` (-1: none; seat 0 first, as the engine takes
     them), then, with ``learn``, the other seats' hands cut to ``known``, then its plays
-    (``turns[g, k]`` seat, ``played[g, k]`` card; -1 ends them). A game stops at its first move
-    that is not that seat's turn or not legal: ``failure[g]`` = (kind, move: -1 - pick of this
-    seat's or the play's index, seat to act, cards in the trick), ``legal[g]`` its legal cards.
-    With ``learn``, ``allowed[g, seat]`` keeps the unseen cards that leave each play of ``seat`` legal."""
-    counters, sets, seat_numbers, seat_sets, flags, seat_flags, voids, actions = state_views(params, buffer)
-    p = params[PR_PLAYERS]
-    for g in range(counters.shape[1]):
-        if failed[g]:
-            continue
-        mine = 0
-        for s in range(p):
-            for k in range(picks.shape[2]):
+    (``turns[g, k]`` seat, ``played[g, k]`` card; -1 ends them): the k-th move of every game that
+    has one in one engine step (``engine.step_buffer``). A game stops at its first move that is not
+    that seat's turn or not legal: ``failure[g]`` = (kind, move: -1 - pick of this seat's or the
+    play's index, seat to act, cards in the trick), ``legal[g]`` its legal cards. With ``learn``,
+    ``allowed[g, seat]`` keeps the unseen cards that leave each play of ``seat`` legal."""
+    counters, sets, seat_numbers, seat_sets, flags = state_views(params, buffer)[:5]
+    m, p, k_max = counters.shape[1], params[PR_PLAYERS], picks.shape[2]
+    chosen = np.zeros(m, dtype=np.int64)
+    acting = np.zeros(m, dtype=np.bool_)
+    mine = np.zeros(m, dtype=np.int64)  # this seat's picks so far
+    for s in range(p):
+        for k in range(k_max):
+            moves = False
+            for g in range(m):
+                acting[g] = False
                 card = picks[g, s, k]
                 if card < 0 or failed[g]:
                     continue
-                at = -1 - picks.shape[2]  # (another seat's pick)
+                at = -1 - k_max  # (another seat's pick)
                 if s == me[g]:
-                    at = -1 - mine
-                    mine += 1
+                    at = -1 - mine[g]
+                    mine[g] += 1
                 kind = _check(counters, sets, g, PASS, s, card)
                 if kind != FINE:
                     _failed(counters, sets, g, kind, at, failed, failure, legal)
                     continue
-                step_game(params, bits, counters, sets, seat_numbers, seat_sets, flags, seat_flags, voids, actions,
-                          g, card)
-                update_legal_game(params, bits, counters, sets, seat_numbers, seat_sets, flags, g)
-        if failed[g]:
-            continue
-        if learn:
+                acting[g], chosen[g], moves = True, card, True
+            if moves:
+                step_buffer(params, bits, buffer, chosen, acting)
+    if learn:
+        for g in range(m):
             for s in range(p):
-                if s != me[g]:
+                if s != me[g] and not failed[g]:
                     seat_sets[HANDS, g, s] = known[g, s]
-            update_legal_game(params, bits, counters, sets, seat_numbers, seat_sets, flags, g)
-        for k in range(turns.shape[1]):
+        update_legal_buffer(params, bits, buffer)
+    for k in range(turns.shape[1]):
+        moves = False
+        for g in range(m):
+            acting[g] = False
             seat, card = turns[g, k], played[g, k]
-            if seat < 0:
-                break
+            if seat < 0 or failed[g]:
+                continue
             kind = _check(counters, sets, g, PLAY, seat, card)
             if kind != FINE:
                 _failed(counters, sets, g, kind, k, failed, failure, legal)
-                break
+                continue
             if learn and seat != me[g] and unseen[g] != 0:  # would it still be legal had the seat held more?
                 allowed[g, seat] &= legal_if_held(params, bits, counters, sets, seat_numbers, seat_sets, flags, g,
                                                   card, unseen[g])
-            step_game(params, bits, counters, sets, seat_numbers, seat_sets, flags, seat_flags, voids, actions, g,
-                      card)
-            update_legal_game(params, bits, counters, sets, seat_numbers, seat_sets, flags, g)
+            acting[g], chosen[g], moves = True, card, True
+        if moves:
+            step_buffer(params, bits, buffer, chosen, acting)
 
 
 @jit
