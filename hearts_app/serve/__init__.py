@@ -2,6 +2,9 @@
 
 A FastAPI application (``app.create_app``) served by uvicorn (``hearts_app.serve_cli``):
 
+* ``app``: the app put together from ``limits`` (the bounds on a request before it is parsed),
+  ``schemas`` (the request bodies and their one check) and ``routes`` (the page, the games API and
+  the bots API, one ``APIRouter`` each);
 * ``games``: web games, each a :class:`hearts_app.session.match.Match` (the one engine) with its
   opponents' agents (``agents.make``), played on through ``Match.play_agents`` (the shared play
   loop), saved as a play record after every change and resumed from it after a restart;

@@ -7,7 +7,7 @@ the card that agent plays there (and the policy's probabilities when the agent h
 The record becomes the observation and legal mask through ``seat_record`` (a replay through the
 engine, so an impossible record is refused with ``SeatRecordError``'s message), and the agent acts
 on it exactly as in the arena. Work per request is bounded: the body is at most
-:data:`MAX_BODY` bytes (checked before it is parsed, by ``app.BodyLimit``), a record holds at most
+:data:`MAX_BODY` bytes (checked before it is parsed, by ``limits.BodyLimit``), a record holds at most
 one hand, and the answer is one decision. Agents are made once per (spec, rules) and kept in a
 small cache; each is used by one caller at a time (its own lock), since an agent's random
 generator or a search's buffers are its own.

@@ -9,7 +9,7 @@ Each replica (:class:`BotsReplica`) is one Ray actor (one CPU) running the local
 (``app.create_app`` with ``workers=0``, and a throwaway games folder that nothing is written to),
 behind :class:`BotsOnly`, which lets through only the bots API's paths. So a call meets exactly what
 it meets in ``hearts serve --workers 0``: the allowed-hosts check (400), the body limits (413, 422),
-the ``/act`` fast path and its validation, the batching service (``batching.BotService``: concurrent
+the ``/act`` route and its one check of the body, the batching service (``batching.BotService``: concurrent
 calls of one agent decided together by ``Bots.act_batch`` in one thread of the replica, a lone call
 at once; at most ``max_pending`` calls in flight, 503 with ``Retry-After`` beyond; the search
 players' time limit) and the same answers and one-line refusals. The app is built warm (every
@@ -44,8 +44,9 @@ from fastapi.responses import JSONResponse
 from eval.cluster import ClusterError, connect, import_ray
 
 from . import batching
-from .app import BodyLimit, create_app, read_body
+from .app import create_app
 from .bots import describe
+from .limits import BodyLimit, read_body
 
 #: The Ray Serve application's name (``serve status`` shows it) and the deployment's.
 APP_NAME = "hearts-bots"
