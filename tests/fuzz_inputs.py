@@ -1617,7 +1617,7 @@ def test_replay(corpus):
 def test_serve(corpus, monkeypatch):
     # Everything up to serving: the arguments, the agents (made, as the app makes them), the games
     # folder and the socket. No worker starts and nothing is served; the Ray backend stops at its start.
-    from hearts_app import serve_cli
+    from hearts_app.commands import serve as serve_command
     from hearts_app.serve import app as serve_app
     from hearts_app.serve import bots, games
 
@@ -1631,7 +1631,7 @@ def test_serve(corpus, monkeypatch):
         listener.close()
 
     monkeypatch.setattr(serve_app, "create_app", create_app)
-    monkeypatch.setattr(serve_cli, "run_app", run_app)
+    monkeypatch.setattr(serve_command, "run_app", run_app)
     with contextlib.suppress(ImportError):
         from hearts_app.serve import replicas
 

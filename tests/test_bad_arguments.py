@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import hearts_env as he
-from hearts_app.cli import load_rules
+from hearts_app.arguments import load_rules
 from hearts_env import Rules, RulesError, engine, passing, play, seat_view
 from hearts_env.engine import EngineArgumentError
 from hearts_env.observe import observe

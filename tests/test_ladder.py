@@ -334,7 +334,7 @@ def test_hearts_serve_offers_the_levels(tmp_path):
 
     from export.situations import sample_records
     from hearts_app.serve.app import create_app
-    from hearts_app.serve_cli import default_agents
+    from hearts_app.commands.serve import default_agents
 
     levels = [spec for spec in default_agents() if spec.startswith("level:")]
     assert levels == ["level:easy", "level:normal", "level:hard", "level:strong"]

@@ -210,13 +210,13 @@ def test_the_arena_labels_a_user_agent_by_its_spec(bots):
 
 
 def test_hearts_play_opponents_take_user_specs(bots):
-    from hearts_app.terminal import cli as play_cli
+    from hearts_app.commands import play as play_command
 
-    specs = play_cli._opponent_specs("my_bots.py:LowestCard,easy,lab_missing.py:X", 4)
+    specs = play_command._opponent_specs("my_bots.py:LowestCard,easy,lab_missing.py:X", 4)
     assert specs == ["my_bots.py:LowestCard", "easy", "lab_missing.py:X"]
-    _plays_lowest(play_cli._make_agent(specs[0], seed=1, rules=CLASSIC))
-    with pytest.raises(play_cli.PlayError, match="lab_missing.py"):
-        play_cli._make_agent(specs[2], seed=1, rules=CLASSIC)
+    _plays_lowest(play_command._make_agent(specs[0], seed=1, rules=CLASSIC))
+    with pytest.raises(play_command.PlayError, match="lab_missing.py"):
+        play_command._make_agent(specs[2], seed=1, rules=CLASSIC)
 
 
 def test_a_callable_or_agent_object_is_labelled_by_its_name():

@@ -1,7 +1,7 @@
 import pytest
 
 from hearts_env import Rules, RulesError
-from hearts_app.cli import load_rules
+from hearts_app.arguments import load_rules
 
 
 def test_presets():

@@ -473,7 +473,8 @@ def test_a_policy_reports_probabilities_and_refuses_other_rules(tmp_path, sample
 
 
 def test_hearts_serve_prints_its_url_and_runs_uvicorn(monkeypatch, tmp_path, capsys):
-    from hearts_app import cli, serve_cli
+    from hearts_app import cli
+    from hearts_app.commands import serve as serve_command
 
     ran = {}
 
@@ -481,7 +482,7 @@ def test_hearts_serve_prints_its_url_and_runs_uvicorn(monkeypatch, tmp_path, cap
         ran.update(address=listener.getsockname()[:2])
         listener.close()
 
-    monkeypatch.setattr(serve_cli, "run_app", run)
+    monkeypatch.setattr(serve_command, "run_app", run)
     code = cli.main(["serve", "--port", "0", "--agents", "easy,hard", "--workers", "0",
                      "--games-dir", str(tmp_path / "g")])
     host, port = ran["address"]
@@ -602,11 +603,12 @@ def test_a_request_naming_two_hosts_is_400_whichever_comes_last(tmp_path):
 ])
 def test_hearts_serve_answers_to_the_names_of_the_address_it_listens_on(monkeypatch, tmp_path, capsys, host,
                                                                         allowed, refused):
-    from hearts_app import cli, serve_cli
+    from hearts_app import cli
+    from hearts_app.commands import serve as serve_command
 
     ran = {}
-    monkeypatch.setattr(serve_cli, "listen", lambda host, port: FakeListener(port))  # any address, bound or not
-    monkeypatch.setattr(serve_cli, "run_app", lambda app, listener, **_: ran.update(app=app))
+    monkeypatch.setattr(serve_command, "listen", lambda host, port: FakeListener(port))  # any address, bound or not
+    monkeypatch.setattr(serve_command, "run_app", lambda app, listener, **_: ran.update(app=app))
     assert cli.main(["serve", "--host", host, "--port", "8123", "--agents", "easy", "--workers", "0",
                      "--games-dir", str(tmp_path / "g")]) == 0
     assert "answers to the Host names" in capsys.readouterr().out
@@ -620,15 +622,17 @@ def test_hearts_serve_answers_to_the_names_of_the_address_it_listens_on(monkeypa
 def test_hearts_serve_allowed_hosts_replaces_the_default(monkeypatch, tmp_path, capsys):
     import socket
 
-    from hearts_app import cli, serve_cli
-    from hearts_app.serve_cli import default_allowed_hosts
+    from hearts_app import cli
+
+    from hearts_app.commands import serve as serve_command
+    from hearts_app.commands.serve import default_allowed_hosts
 
     assert default_allowed_hosts("127.0.0.1") == ["127.0.0.1", "localhost"]
     assert default_allowed_hosts("0.0.0.0")[:1] == ["localhost"] and "0.0.0.0" in default_allowed_hosts("0.0.0.0")
     assert socket.gethostname().lower() in default_allowed_hosts("0.0.0.0") + ["localhost"]
     ran = {}
-    monkeypatch.setattr(serve_cli, "listen", lambda host, port: FakeListener(port))
-    monkeypatch.setattr(serve_cli, "run_app", lambda app, listener, **_: ran.update(app=app))
+    monkeypatch.setattr(serve_command, "listen", lambda host, port: FakeListener(port))
+    monkeypatch.setattr(serve_command, "run_app", lambda app, listener, **_: ran.update(app=app))
     assert cli.main(["serve", "--allowed-hosts", "hearts.example.org, *.lan", "--agents", "easy", "--workers", "0",
                      "--games-dir", str(tmp_path / "g")]) == 0
     assert "answers to the Host names hearts.example.org, *.lan" in capsys.readouterr().out

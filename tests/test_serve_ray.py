@@ -26,7 +26,7 @@ from fastapi.testclient import TestClient
 from hearts_app import cli
 from hearts_app.serve.app import create_app
 from hearts_app.serve.bots import BotError, Bots
-from hearts_app.serve_cli import default_allowed_hosts
+from hearts_app.commands.serve import default_allowed_hosts
 
 ROOT = Path(__file__).resolve().parents[1]
 SPECS = ["hard", "ppo-classic"]

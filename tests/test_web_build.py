@@ -133,7 +133,8 @@ def test_build_offers_a_ladders_levels_first(site, tmp_path):
 def test_hearts_export_web_command(ladder_site, tmp_path, capsys, monkeypatch):
     """``hearts export --web DIR`` alone exports both shipped ladders and offers their levels for
     every table of both games; it names what is missing when the export extra is not installed."""
-    from hearts_app import cli, export_cli
+    from hearts_app import cli
+    from hearts_app.commands import export as export_command
 
     models = json.loads((ladder_site / "models" / "models.json").read_text())["models"]
     assert list(dict.fromkeys(m["spec"] for m in models)) == ["level:easy", "level:normal", "level:hard",
@@ -145,13 +146,13 @@ def test_hearts_export_web_command(ladder_site, tmp_path, capsys, monkeypatch):
     assert "takes no checkpoint" in capsys.readouterr().err
     (tmp_path / "taken").mkdir()
     (tmp_path / "taken" / "keep.txt").write_text("keep")
-    monkeypatch.setattr(export_cli, "build_with_shipped_ladders", lambda site: pytest.fail("exported before refusing"))
+    monkeypatch.setattr(export_command, "build_with_shipped_ladders", lambda site: pytest.fail("exported before refusing"))
     for site, says in ((tmp_path / "taken", "is not empty and not an earlier web build"), ("", "--web needs the folder")):
         with pytest.raises(SystemExit):
             cli.main(["export", "--web", str(site)])
         assert says in capsys.readouterr().err
     monkeypatch.undo()
-    monkeypatch.setattr(export_cli, "missing_export_modules", lambda: ["onnx"])
+    monkeypatch.setattr(export_command, "missing_export_modules", lambda: ["onnx"])
     with pytest.raises(SystemExit):
         cli.main(["export", "--web", str(tmp_path / "site")])
     err = capsys.readouterr().err

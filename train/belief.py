@@ -13,7 +13,7 @@ would test on deals the model trained on). Its held-out loss is reported beside 
 equal to each seat's share of the unseen cards (what the plain world sampler draws): the
 difference is what the model knows that the constraint rules do not.
 
-``train`` does both and writes a belief file. Command line: ``hearts belief`` (``hearts_app/belief_cli.py``).
+``train`` does both and writes a belief file. Command line: ``hearts belief`` (``hearts_app/commands/belief.py``).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ on the moon). Whole hands are held out (a hand's examples share its deal). The h
 the error of the points by the number of tricks left and the moon's calibration: the predicted
 chance that somebody shoots it against how often somebody did, by bins of that chance.
 
-``train`` does both and writes a value file. Command line: ``hearts value`` (``hearts_app/value_cli.py``).
+``train`` does both and writes a value file. Command line: ``hearts value`` (``hearts_app/commands/value.py``).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """``hearts serve``: Hearts in the browser against the project's agents, and agents as a web service.
 
-A FastAPI application (``app.create_app``) served by uvicorn (``hearts_app.serve_cli``):
+A FastAPI application (``app.create_app``) served by uvicorn (``hearts_app.commands.serve``):
 
 * ``app``: the app put together from ``limits`` (the bounds on a request before it is parsed),
   ``schemas`` (the request bodies and their one check) and ``routes`` (the page, the games API and

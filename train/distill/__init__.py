@@ -40,7 +40,7 @@ One module per job: :mod:`~train.distill.teachers` (the collection and its teach
 (the three losses) and :mod:`~train.distill.fitting` (the fit and its training loop). Every public
 name of them is importable from ``train.distill``.
 
-Command line: ``hearts distill collect|fit ...`` (``hearts_app/distill_cli.py``).
+Command line: ``hearts distill collect|fit ...`` (``hearts_app/commands/distill.py``).
 """
 
 from .fitting import describe, fit, held_out_measures, train_policy

@@ -13,8 +13,8 @@ from eval.arena import head_to_heads, training_evaluation
 from train.config import ConfigError
 from train.recipe import Recipe, load_recipe
 
-from . import arguments
-from .errors import UsageError, writable_folder
+from .. import arguments
+from ..errors import UsageError, writable_folder
 
 
 def register(subparsers) -> None:
@@ -33,10 +33,10 @@ def register(subparsers) -> None:
     parser.add_argument("--workers", type=arguments.positive_int, default=2,
                         help="processes for label collection and the evaluations (default 2)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
-    parser.set_defaults(func=run_command)
+    parser.set_defaults(func=run)
 
 
-def run_command(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     if not Path(args.config).is_file():
         raise UsageError(f"recipe not found: {args.config} (the shipped ones: configs/recipes/*.yaml)")
     try:

@@ -15,9 +15,9 @@ from pathlib import Path
 
 from agents import LADDER_NAMES, LEVEL_NAMES, AgentSpecError, builtin, level_file
 
-from .errors import UsageError
-from .serve.batching import DEFAULT_CALL_TIME_LIMIT, DEFAULT_MAX_PENDING, DEFAULT_SEARCH_TIME_LIMIT
-from .serve.connections import (DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS, DEFAULT_REQUEST_TIMEOUT,
+from ..errors import UsageError
+from ..serve.batching import DEFAULT_CALL_TIME_LIMIT, DEFAULT_MAX_PENDING, DEFAULT_SEARCH_TIME_LIMIT
+from ..serve.connections import (DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS, DEFAULT_REQUEST_TIMEOUT,
                                 guarded_protocol, raise_file_limit)
 
 DEFAULT_HOST = "127.0.0.1"
@@ -115,10 +115,10 @@ def register(subparsers) -> None:
     parser.add_argument("--address", metavar="HOST:PORT",
                         help="--backend ray: the Ray cluster to deploy on (auto: the one this machine belongs to); "
                              "default $RAY_ADDRESS, else a Ray started here")
-    parser.set_defaults(func=run_command)
+    parser.set_defaults(func=run)
 
 
-def run_command(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     try:  # the serve extra: imported when the command runs (see the module docstring)
         import fastapi  # noqa: F401
         import fastapi_offline  # noqa: F401  (the API docs' scripts, served without a CDN)
@@ -127,7 +127,7 @@ def run_command(args: argparse.Namespace) -> int:
     except ImportError as err:
         raise UsageError(f"hearts serve needs FastAPI, fastapi-offline, uvicorn and httptools ({err.name} is "
                          f"missing): run scripts/setup.sh serve (or pip install -e '.[serve]')") from None
-    from .serve.app import create_app  # imports fastapi (the serve extra)
+    from ..serve.app import create_app  # imports fastapi (the serve extra)
 
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port must be 0..65535, got {args.port}")
@@ -230,7 +230,7 @@ def run_ray(args: argparse.Namespace, offered: list[str], hosts: list[str]) -> i
     except ImportError as err:
         raise UsageError(f"hearts serve --backend ray needs Ray Serve ({err.name} is missing): run "
                          "scripts/setup.sh serve,cluster (or pip install -e '.[serve,cluster]')") from None
-    from .serve.replicas import ClusterError, serve_forever  # imports fastapi and, when it runs, ray
+    from ..serve.replicas import ClusterError, serve_forever  # imports fastapi and, when it runs, ray
 
     listener = listen(args.host, args.port)  # before Ray starts: a port in use is said at once
     host = f"[{args.host}]" if ":" in args.host else args.host

@@ -6,8 +6,8 @@ import argparse
 
 from train import belief
 
-from . import arguments
-from .errors import writable_file
+from .. import arguments
+from ..errors import writable_file
 
 
 def register(subparsers) -> None:

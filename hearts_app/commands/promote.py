@@ -10,8 +10,8 @@ from agents import AgentSpecError, SHIPPED_POLICIES
 from eval import arena, promotion
 from hearts_env.rules import Rules
 
-from . import arguments
-from .errors import UsageError, writable_file
+from .. import arguments
+from ..errors import UsageError, writable_file
 
 
 def register(subparsers) -> None:

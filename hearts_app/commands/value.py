@@ -6,8 +6,8 @@ import argparse
 
 from train import value
 
-from . import arguments
-from .errors import UsageError, writable_file
+from .. import arguments
+from ..errors import UsageError, writable_file
 
 
 def register(subparsers) -> None:

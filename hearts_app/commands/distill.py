@@ -17,8 +17,8 @@ from train.config import MAX_LEARNING_RATE
 from train.distill import collect_shard, fit, opponent_list
 from train.workers import worker_pool
 
-from . import arguments
-from .errors import UsageError, writable_file, writable_folder
+from .. import arguments
+from ..errors import UsageError, writable_file, writable_folder
 
 
 def register(subparsers) -> None:

@@ -18,8 +18,8 @@ from eval.arena import training_evaluation
 from eval.cluster import ClusterError, RayRolloutPool, import_ray
 from train.config import ConfigError, load_config
 
-from . import arguments
-from .errors import UsageError, writable_folder
+from .. import arguments
+from ..errors import UsageError, writable_folder
 
 
 def register(subparsers) -> None:
@@ -48,10 +48,10 @@ def register(subparsers) -> None:
                                           "else a local Ray)")
     parser.add_argument("--runs-dir", default="runs", help="folder holding the runs (default runs/)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
-    parser.set_defaults(func=run_command)
+    parser.set_defaults(func=run)
 
 
-def run_command(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     config_path, overrides = args.config, list(args.overrides)
     if config_path is not None and "=" in config_path and not Path(config_path).exists():
         config_path, overrides = None, [config_path] + overrides  # `hearts train KEY=VALUE`: overrides, no config

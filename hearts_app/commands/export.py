@@ -17,8 +17,8 @@ from export.model import ExportError, export_policy
 from export.panel import measure_panel, panel_table
 from export.web import WebBuildError, build_web, check_site_folder
 
-from . import arguments
-from .errors import UsageError
+from .. import arguments
+from ..errors import UsageError
 
 
 def register(subparsers) -> None:
@@ -73,7 +73,7 @@ def register(subparsers) -> None:
                              "invalid records; 0: do not write golden.json; default 40)")
     parser.add_argument("--arena-results", metavar="FILE",
                         help="results.json of `hearts arena --out` to record in the manifest's provenance")
-    parser.set_defaults(func=run_command)
+    parser.set_defaults(func=run)
 
 
 #: What exporting imports; the export extra installs them (torch's ONNX exporter loads onnxscript
@@ -92,7 +92,7 @@ def missing_export_modules() -> list[str]:
     return missing
 
 
-def run_command(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     if args.web is not None and args.ladder is not None:
         raise UsageError("--web and --ladder are two different exports: run them one at a time")
     if args.web is not None:

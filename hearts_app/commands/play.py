@@ -1,4 +1,4 @@
-"""``hearts play`` and ``hearts replay``: ``register(subparsers)`` adds both to the ``hearts`` command.
+"""``hearts play``: a game in the terminal, you (South) against agents (``terminal.game``).
 
 Errors about what was asked (bad rules, an unknown agent, an unreadable record) are one line on
 stderr and exit code 2, like the other subcommands.
@@ -19,13 +19,12 @@ from agents import AgentSpecError, is_code_spec, make
 from hearts_env.rules import PRESETS, RulesError
 from hearts_env.settings_files import parse_value
 
-from ..arguments import load_rules, positive_int
+from ..arguments import load_rules
 from ..errors import UsageError, writable_file
 from ..session import records
 from ..session.match import Match
-from . import screen
-from .game import HumanGame
-from .replay import replay
+from ..terminal import screen
+from ..terminal.game import HumanGame
 
 DEFAULT_OPPONENT = "hard"
 
@@ -62,27 +61,10 @@ def register(subparsers) -> None:
                            "dealt at random), hand_number and scores (practice, tests; see docs/play.md)")
     play.add_argument("--hands", type=int, metavar="N", help="stop after N hands (the record can be resumed)")
     play.add_argument("--no-color", action="store_true", help="plain text, no colours or styles")
-    play.set_defaults(func=cmd_play)
-
-    replay = subparsers.add_parser(
-        "replay",
-        help="show a recorded game (hearts play --save, hearts arena --records) trick by trick",
-        description="Replay a game record through the engine trick by trick and check its scores.",
-    )
-    replay.add_argument("file", metavar="FILE", help="a JSON-lines game record")
-    replay.add_argument("--game", type=positive_int, default=1, metavar="N", help="which game of the file (1-based)")
-    replay.add_argument("--all", action="store_true", help="replay every game of the file")
-    replay.add_argument("--brief", action="store_true", help="hand results only, no deals and tricks")
-    replay.add_argument("--no-color", action="store_true", help="plain text, no colours or styles")
-    replay.set_defaults(func=cmd_replay)
+    play.set_defaults(func=run)
 
 
-# ---------------------------------------------------------------------------------------------
-# hearts play
-# ---------------------------------------------------------------------------------------------
-
-
-def cmd_play(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     console = screen.make_console(args.no_color)
     try:
         if args.hands is not None and args.hands < 1:
@@ -206,22 +188,3 @@ def _make_agent(spec: str, seed: int, rules):
         return make(spec, seed=seed, rules=rules)  # rules: a model made for another game is refused
     except AgentSpecError as err:
         raise PlayError(str(err)) from None  # names the spec: unknown, file not found, other rules, ...
-
-
-# ---------------------------------------------------------------------------------------------
-# hearts replay
-# ---------------------------------------------------------------------------------------------
-
-
-def cmd_replay(args: argparse.Namespace) -> int:
-    console = screen.make_console(args.no_color)
-    try:
-        record = records.load(args.file)
-        numbers = range(1, len(record.games) + 1) if args.all else [args.game]
-        ok = True
-        for number in numbers:
-            ok &= replay(record, number, console, brief=args.brief)
-    except (records.RecordError, RulesError) as err:
-        print(f"hearts replay: error: {err}", file=sys.stderr)
-        return 2
-    return 0 if ok else 1
