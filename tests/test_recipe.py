@@ -256,3 +256,34 @@ def test_smoke_recipe_killed_in_the_middle_resumes_without_redoing_finished_step
     identity = json.loads((runs / "recipe_smoke" / "improve" / "round4" / "round.json").read_text())
     assert identity["value"] == str(runs / "recipe_smoke" / "value" / "value.pt")
     assert list((runs / "recipe_smoke" / "evaluation").glob("events.out.tfevents.*"))
+
+
+def test_collections_run_elsewhere_write_the_shards_a_local_collection_writes(tmp_path):
+    """With ``map_jobs`` (Ray's, on a cluster) each collection runs on another machine with its files
+    shipped (here: copied to other paths) and its shards come back to the round's folder, the same
+    bytes as collected here."""
+    import tempfile
+
+    shutil.copyfile(CLASSIC_POLICY, tmp_path / "start.pt")
+    text = ("name: s\nstart: start.pt\nstages:\n"
+            "  - {kind: improve, name: b, rounds: [{collections: [{seed: 1, hands: 4}, {seed: 2, hands: 4}], "
+            "tables: 4, temperature: 0.5, epochs: 1, batch_size: 64, keep_data: true}]}\n")
+    shipped = []
+
+    def elsewhere(function, jobs, files):
+        with tempfile.TemporaryDirectory() as node:  # the files at other paths, as on another node
+            local = {path: shutil.copyfile(path, Path(node) / f"file{i}") for i, path in enumerate(files)}
+            shipped.extend(files)
+            for i, job in enumerate(jobs):
+                yield i, function(job, {path: str(copy) for path, copy in local.items()}), "node"
+
+    def shards(runs, **options):
+        Recipe(load_recipe(write(tmp_path, text)), tmp_path, runs, workers=1, progress=False,
+               log=lambda message: None, **options).run()
+        data = runs / "s" / "b" / "round1" / "data"
+        return {path.name: path.read_bytes() for path in sorted(data.glob("shard_*.npz"))}
+
+    here, there = shards(tmp_path / "here"), shards(tmp_path / "there", map_jobs=elsewhere)
+    assert shipped == [str((tmp_path / "start.pt").resolve())]
+    assert list(here) == list(there) and len(here) >= 2
+    assert here == there

@@ -43,6 +43,7 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from functools import partial
@@ -352,13 +353,18 @@ class Recipe:
 
     def __init__(self, config: RecipeConfig, config_folder: str | Path, runs_dir: str | Path = "runs",
                  workers: int = 2, evaluate: Evaluate | None = None, train_evaluate=None, progress: bool = True,
-                 log=print):
+                 log=print, rollout_workers: int = 0, rollout_pool=None, map_jobs=None):
         """``config_folder``: where the stages' training configs are (the recipe file's folder).
-        ``train_evaluate``: a PPO run's own periodic evaluation (see :class:`train.ppo.Run`)."""
+        ``train_evaluate``: a PPO run's own periodic evaluation (see :class:`train.ppo.Run`).
+        ``rollout_workers``, ``rollout_pool``: the PPO stages' rollout workers (as :class:`train.ppo.Run`
+        takes them). ``map_jobs(function, jobs, files)``: runs the collections elsewhere (eval/cluster.py's
+        ``map_jobs`` on Ray: ``(job index, result, worker)`` as each finishes); None: ``workers`` local
+        processes."""
         self.config = config
         self.config_folder = Path(config_folder)
         self.dir = (Path(runs_dir) / config.name).resolve()  # (recorded paths stay valid from any folder)
         self.workers = workers
+        self.rollout_workers, self.rollout_pool, self.map_jobs = rollout_workers, rollout_pool, map_jobs
         self.evaluate = evaluate
         self.train_evaluate = train_evaluate
         self.progress = progress
@@ -468,7 +474,8 @@ class Recipe:
             resume = (self.dir / stage.name / "checkpoints" / "latest.pt").is_file()
             try:
                 run = Run(config, runs_dir=self.dir, resume=resume, extend=resume, progress=self.progress,
-                          log=self.log, evaluate=self.train_evaluate)
+                          log=self.log, evaluate=self.train_evaluate, rollout_workers=self.rollout_workers,
+                          rollout_pool=self.rollout_pool)
             except SettingsChanged as err:  # (Run's advice, --resume and --extend, is for hearts train)
                 raise ConfigError(f"stage {stage.name} was started with other settings: {'; '.join(err.changes)}; "
                                   f"give it its settings back, or give the stage another name") from None
@@ -514,7 +521,14 @@ class Recipe:
                  None if value is None else str(value)) for c in spec.collections]
         self.log(f"{stage.name} round {index + 1}: collecting {sum(c.hands for c in spec.collections):,} hands "
                  f"of {start} in {data}")
-        if self.workers > 1 and len(jobs) > 1:
+        if self.map_jobs is not None:  # elsewhere (Ray): the shards come back, and are written here
+            data.mkdir(parents=True, exist_ok=True)
+            skip = sorted(path.name for path in data.glob("shard_*.npz"))
+            files = [str(start)] + ([str(value)] if value is not None else [])
+            for _, shards, _ in self.map_jobs(_collect_elsewhere, [(job, skip) for job in jobs], files):
+                for name, blob in shards.items():
+                    atomic_files.write_bytes(data / name, blob)
+        elif self.workers > 1 and len(jobs) > 1:
             with worker_pool(min(self.workers, len(jobs))) as pool:
                 list(pool.map(_collect, jobs))
         else:
@@ -543,6 +557,20 @@ def _collect(job: tuple) -> int:
                          opponent=opponent, rules=Rules.from_dict(rules), teacher=teacher,
                          pass_labels=pass_labels, card_labels=card_labels, value=value,
                          log=lambda message: print(message, file=sys.stderr, flush=True))
+
+
+def _collect_elsewhere(job: tuple, local: dict[str, str]) -> dict[str, bytes]:
+    """One collection on another machine (a Ray task): :func:`_collect`'s ``job`` and the shard names
+    already collected, with its files at the ``local`` copies' paths; the shards it wrote, by name."""
+    (student, _, hands, seed, tables, opponent, rules, teacher, determinizations, pass_labels, card_labels,
+     value), skip = job
+    with tempfile.TemporaryDirectory(prefix="hearts-recipe-collect-") as folder:
+        distill.collect_shard(local[student], Path(folder), hands, seed, tables, determinizations=determinizations,
+                              opponent=opponent, rules=Rules.from_dict(rules), teacher=teacher,
+                              pass_labels=pass_labels, card_labels=card_labels,
+                              value=None if value is None else local[value], log=lambda message: None,
+                              skip=frozenset(skip), student_name=student)
+        return {path.name: path.read_bytes() for path in sorted(Path(folder).glob("shard_*.npz"))}
 
 
 def panel_score(evaluation: dict[str, dict[str, float]]) -> float:

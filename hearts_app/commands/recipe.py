@@ -5,11 +5,13 @@ or from its ``start`` policy, to a policy; the same command again resumes it whe
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 from pathlib import Path
 
 from eval.arena import head_to_heads, training_evaluation
+from eval.cluster import ClusterError, RayRolloutPool, import_ray, map_jobs
 from train.config import ConfigError
 from train.recipe import Recipe, load_recipe
 
@@ -32,6 +34,14 @@ def register(subparsers) -> None:
     parser.add_argument("--runs-dir", default="runs", help="folder holding the recipe's folder (default runs/)")
     parser.add_argument("--workers", type=arguments.positive_int, default=2,
                         help="processes for label collection and the evaluations (default 2)")
+    parser.add_argument("--rollout-workers", type=arguments.worker_count, default=0, metavar="N",
+                        help="play the PPO stages' rollouts in N workers (default 0: in this process), as "
+                             "hearts train --rollout-workers does")
+    parser.add_argument("--backend", choices=("local", "ray"), default="local",
+                        help="ray: the collections as Ray tasks and the rollout workers as Ray actors on a cluster "
+                             "(docs/cluster.md); local: processes of this machine")
+    parser.add_argument("--address", help="with --backend ray: the cluster (auto, HOST:PORT; default RAY_ADDRESS, "
+                                          "else a local Ray)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     parser.set_defaults(func=run)
 
@@ -43,7 +53,17 @@ def run(args: argparse.Namespace) -> int:
         config = load_recipe(args.config)
     except ConfigError as err:
         raise UsageError(str(err)) from None
+    if args.address is not None and args.backend != "ray":
+        raise UsageError("--address goes with --backend ray")
     writable_folder(args.runs_dir, "--runs-dir")
+    rollout_pool = map_on_ray = None
+    if args.backend == "ray":
+        import_ray()  # (Ray missing: said now, before the recipe's folder exists)
+        rollout_pool = functools.partial(RayRolloutPool, address=args.address)
+
+        def map_on_ray(function, jobs, files):
+            return map_jobs(function, jobs, files, args.workers, args.address)
+
     def evaluate(policy, rules, evaluation):
         """The policy file against each of ``evaluation.opponents``."""
         found = head_to_heads(f"ckpt:{policy}", evaluation.opponents, rules, deals=evaluation.deals,
@@ -51,14 +71,20 @@ def run(args: argparse.Namespace) -> int:
         return {opponent: {key: round(value, 4) for key, value in points.items()}
                 for opponent, points in found.items()}
 
+    from train.rollout_workers import RolloutWorkerError  # torch (the train extra), as the recipe's runs
+
     try:
         recipe = Recipe(config, Path(args.config).parent, runs_dir=args.runs_dir, workers=args.workers,
                         evaluate=evaluate, train_evaluate=training_evaluation, progress=not args.no_progress,
-                        log=lambda message: print(message, file=sys.stderr, flush=True))
+                        log=lambda message: print(message, file=sys.stderr, flush=True),
+                        rollout_workers=args.rollout_workers, rollout_pool=rollout_pool, map_jobs=map_on_ray)
         print(f"recipe folder: {recipe.dir} (tensorboard --logdir {recipe.dir})", file=sys.stderr)
         summary = recipe.run()
     except (ConfigError, FileNotFoundError, FileExistsError, ValueError) as err:
         raise UsageError(str(err)) from None
+    except (ClusterError, RolloutWorkerError) as err:  # the cluster, or a worker lost: the same command resumes
+        print(f"hearts recipe: {err}", file=sys.stderr)
+        return 1
     print(json.dumps(summary, indent=2))
     return 0
 
