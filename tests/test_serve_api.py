@@ -23,7 +23,7 @@ from hearts_env import atomic_files, cards, seat_record
 from hearts_env.rules import PRESETS, Rules
 
 FAST = ["random", "easy", "normal", "hard"]
-VIEW_KEYS = {"id", "rules", "players", "phase", "hand_number", "to_act", "your_turn", "hand", "legal", "pass",
+VIEW_KEYS = {"id", "rules", "hand_size", "players", "phase", "hand_number", "to_act", "your_turn", "hand", "legal", "pass",
              "received", "trick", "last_trick", "hearts_broken", "scores", "hand_points", "events", "game_over"}
 
 

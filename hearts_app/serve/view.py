@@ -122,6 +122,7 @@ def view(game_id: str, match: Match, opponents: Sequence[str], events: Sequence[
     return {
         "id": game_id,
         "rules": m.rules.to_dict(),
+        "hand_size": m.rules.hand_size,  # the cards dealt to each seat (the page counts the others' cards by it)
         "players": [{"seat": 0, "name": "You"}] + [{"seat": s, "name": spec} for s, spec in enumerate(opponents, 1)],
         "phase": "over" if over else ("pass" if passing else "play"),
         "hand_number": m.hand_number if not over else m.hands_finished - 1 + m.first_hand,

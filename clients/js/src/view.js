@@ -4,7 +4,7 @@
 // scores; of the exchange only seat 0's cards, no other seat's pass picks.
 import { cardText } from './cards.js';
 import { cardPoints, legalActions } from './engine.js';
-import { passDirection } from './rules.js';
+import { handSize, passDirection } from './rules.js';
 import { HUMAN, offsetOf, plays, refusalReason, texts, winners } from './match.js';
 
 /** The page's picture of a stored game (match.js's entry): only what seat 0 may know (view.py view). */
@@ -40,6 +40,7 @@ export function view(entry) {
   return {
     id,
     rules: structuredClone(g.rules),
+    hand_size: handSize(g.rules),
     players: [{ seat: 0, name: 'You' }, ...opponents.map((name, i) => ({ seat: i + 1, name }))],
     phase: over ? 'over' : (passing ? 'pass' : 'play'),
     hand_number: g.handNumber,

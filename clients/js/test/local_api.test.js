@@ -15,7 +15,7 @@ import { LocalApi, loadAgents, memoryStorage, policyAgent, randomAgent } from '.
 import { spaceOf } from '../src/rule_space.js';
 
 const fixtures = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures');
-const VIEW_KEYS = ['id', 'rules', 'players', 'phase', 'hand_number', 'trick_number', 'pass_direction', 'to_act',
+const VIEW_KEYS = ['id', 'rules', 'hand_size', 'players', 'phase', 'hand_number', 'trick_number', 'pass_direction', 'to_act',
   'your_turn', 'hand', 'legal', 'refused', 'pass', 'received', 'trick', 'last_trick', 'hearts_broken', 'scores', 'hand_points',
   'score_sheet', 'events', 'game_over'];
 const EVENT_KEYS = {

@@ -163,12 +163,6 @@ function numPlayers(view) {
   return (view && view.rules && view.rules.num_players) || (view ? view.players.length : 4);
 }
 
-function numCardsDealt(view) {
-  const r = view.rules || {};
-  const deck = r.deck === "short28" ? 28 : 52;
-  return Math.floor((deck - (r.dead_cards || 0)) / numPlayers(view));
-}
-
 function positionOf(seat, n) {
   if (n === 2) return seat === 0 ? "south" : "north";
   return ["south", "west", "north", "east"][seat % 4];
@@ -284,7 +278,7 @@ const pointsText = (n) => t("points", { n });
 /** The table of a view: what the page shows when no events are being replayed. */
 function shownOf(view) {
   const n = numPlayers(view);
-  const dealt = numCardsDealt(view);
+  const dealt = view.hand_size;
   const counts = view.players.map((p) => {
     if (p.seat === 0) return view.hand.length;
     if (view.phase === "over") return 0;
@@ -642,7 +636,7 @@ function renderHand(view, interactive = true) {
 function render(view) {
   state.view = view;
   state.shown = shownOf(view);
-  const firstTrick = view.phase === "play" && view.hand.length >= numCardsDealt(view) - 1;
+  const firstTrick = view.phase === "play" && view.hand.length >= view.hand_size - 1;
   if (firstTrick && view.received) state.shown.received = view.received;
   const locked = view.pass ? view.pass.chosen || [] : [];
   state.passSel = view.phase === "pass" ? state.passSel.filter((c) => view.hand.includes(c) && !locked.includes(c)) : [];
@@ -814,7 +808,7 @@ async function collectTrick(view, winner) {
 async function replay(view, events) {
   const s = state.shown;
   const n = numPlayers(view);
-  const dealt = numCardsDealt(view);
+  const dealt = view.hand_size;
   setPageState("busy");
   for (let i = 0; i < events.length; i++) {
     const e = events[i];
