@@ -173,3 +173,23 @@ def test_the_critic_s_warm_up_leaves_the_policy_as_it_was(tmp_path):
            run.critic_optimizer, policy=False)
     assert all(torch.equal(before[k], v) for k, v in run.net.state_dict().items())
     assert not all(torch.equal(critic_before[k], v) for k, v in run.critic.state_dict().items())
+
+
+@pytest.mark.slow
+def test_a_killed_ray_actor_stops_the_run_with_its_checkpoint_and_resume_reaches_the_same_weights(tmp_path):
+    pytest.importorskip("ray")
+    from eval.cluster import RayRolloutPool
+
+    calls = {"n": 0}
+
+    class KilledAtTheThirdRollout(RayRolloutPool):
+        def play(self, *args):
+            calls["n"] += 1
+            if calls["n"] == 3:
+                self.ray.kill(self.actors[1], no_restart=True)
+            return super().play(*args)
+
+    with pytest.raises(RolloutWorkerError, match=r"rollout worker 1 \(a Ray actor\) died.*after iteration 2.*--resume"):
+        train(tmp_path, "killed", 2, pool=KilledAtTheThirdRollout)
+    resumed = train(tmp_path, "killed", 2, pool=RayRolloutPool, resume=True)
+    assert same_weights(resumed, train(tmp_path, "whole", 2))
