@@ -7,6 +7,7 @@ got 0``), before any work starts."""
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import sys
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from agents import SlowPlayerError, make_table_player
+from eval.cluster import RayRolloutPool, import_ray
 from eval.deals import MAX_DEALS
 from hearts_env.rules import PRESETS, Rules, RulesError
 from hearts_env.settings_files import apply_overrides, read_mapping
@@ -80,6 +82,26 @@ def worker_count(text: str) -> int:
     if value > MAX_WORKERS:
         raise argparse.ArgumentTypeError(f"must be at most {MAX_WORKERS} worker processes, got {value}")
     return value
+
+
+def add_rollout_options(parser: argparse.ArgumentParser, workers_help: str, backend_help: str) -> None:
+    """``--rollout-workers``, ``--backend`` and ``--address``: where PPO's rollouts are played (a
+    training run's, a recipe's PPO stages'; read back by :func:`ray_rollout_pool`)."""
+    parser.add_argument("--rollout-workers", type=worker_count, default=0, metavar="N", help=workers_help)
+    parser.add_argument("--backend", choices=("local", "ray"), default="local", help=backend_help)
+    parser.add_argument("--address", help="with --backend ray: the cluster (auto, HOST:PORT; default RAY_ADDRESS, "
+                                          "else a local Ray)")
+
+
+def ray_rollout_pool(args: argparse.Namespace):
+    """The rollout pool of :func:`add_rollout_options`'s ``--backend``: a maker of Ray actor pools at
+    ``--address`` (Ray's absence said now, before any folder is made), or None for local processes."""
+    if args.address is not None and args.backend != "ray":
+        raise UsageError("--address goes with --backend ray")
+    if args.backend != "ray":
+        return None
+    import_ray()
+    return functools.partial(RayRolloutPool, address=args.address)
 
 
 def positive_float(text: str) -> float:

@@ -24,7 +24,6 @@ import copy
 import json
 import re
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np

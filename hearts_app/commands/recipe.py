@@ -5,13 +5,12 @@ or from its ``start`` policy, to a policy; the same command again resumes it whe
 from __future__ import annotations
 
 import argparse
-import functools
 import json
 import sys
 from pathlib import Path
 
 from eval.arena import head_to_heads, training_evaluation
-from eval.cluster import ClusterError, RayRolloutPool, import_ray, map_jobs
+from eval.cluster import ClusterError, map_jobs
 from train.config import ConfigError
 from train.recipe import Recipe, load_recipe
 
@@ -34,14 +33,11 @@ def register(subparsers) -> None:
     parser.add_argument("--runs-dir", default="runs", help="folder holding the recipe's folder (default runs/)")
     parser.add_argument("--workers", type=arguments.positive_int, default=2,
                         help="processes for label collection and the evaluations (default 2)")
-    parser.add_argument("--rollout-workers", type=arguments.worker_count, default=0, metavar="N",
-                        help="play the PPO stages' rollouts in N workers (default 0: in this process), as "
-                             "hearts train --rollout-workers does")
-    parser.add_argument("--backend", choices=("local", "ray"), default="local",
-                        help="ray: the collections as Ray tasks and the rollout workers as Ray actors on a cluster "
-                             "(docs/cluster.md); local: processes of this machine")
-    parser.add_argument("--address", help="with --backend ray: the cluster (auto, HOST:PORT; default RAY_ADDRESS, "
-                                          "else a local Ray)")
+    arguments.add_rollout_options(
+        parser, workers_help="play the PPO stages' rollouts in N workers (default 0: in this process), as "
+                             "hearts train --rollout-workers does",
+        backend_help="ray: the collections as Ray tasks and the rollout workers as Ray actors on a cluster "
+                     "(docs/cluster.md); local: processes of this machine")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     parser.set_defaults(func=run)
 
@@ -53,13 +49,10 @@ def run(args: argparse.Namespace) -> int:
         config = load_recipe(args.config)
     except ConfigError as err:
         raise UsageError(str(err)) from None
-    if args.address is not None and args.backend != "ray":
-        raise UsageError("--address goes with --backend ray")
+    rollout_pool = arguments.ray_rollout_pool(args)
     writable_folder(args.runs_dir, "--runs-dir")
-    rollout_pool = map_on_ray = None
-    if args.backend == "ray":
-        import_ray()  # (Ray missing: said now, before the recipe's folder exists)
-        rollout_pool = functools.partial(RayRolloutPool, address=args.address)
+    map_on_ray = None
+    if rollout_pool is not None:  # (--backend ray)
 
         def map_on_ray(function, jobs, files):
             return map_jobs(function, jobs, files, args.workers, args.address)

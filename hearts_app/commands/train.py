@@ -9,13 +9,12 @@ finished run changes nothing and prints its summary (exit code 0: the run is whe
 from __future__ import annotations
 
 import argparse
-import functools
 import json
 import sys
 from pathlib import Path
 
 from eval.arena import training_evaluation
-from eval.cluster import ClusterError, RayRolloutPool, import_ray
+from eval.cluster import ClusterError
 from train.config import ConfigError, load_config
 
 from .. import arguments
@@ -38,14 +37,11 @@ def register(subparsers) -> None:
                         help="with --resume: take a new total_decisions (train the run, even a finished one, to a "
                              "new budget; with anneal_lr the learning rate follows the new budget)")
     parser.add_argument("--device", help="auto (a GPU when present), cpu, cuda, cuda:N (overrides the config)")
-    parser.add_argument("--rollout-workers", type=arguments.worker_count, default=0, metavar="N",
-                        help="play each rollout's shards in N workers (default 0: in this process); the learner stays "
+    arguments.add_rollout_options(
+        parser, workers_help="play each rollout's shards in N workers (default 0: in this process); the learner stays "
                              "here. A new run without rollout_shards in its config takes N shards; the weights depend "
-                             "on the shards, not on N or the backend")
-    parser.add_argument("--backend", choices=("local", "ray"), default="local",
-                        help="with --rollout-workers: processes of this machine (local) or Ray actors on a cluster")
-    parser.add_argument("--address", help="with --backend ray: the cluster (auto, HOST:PORT; default RAY_ADDRESS, "
-                                          "else a local Ray)")
+                             "on the shards, not on N or the backend",
+        backend_help="with --rollout-workers: processes of this machine (local) or Ray actors on a cluster")
     parser.add_argument("--runs-dir", default="runs", help="folder holding the runs (default runs/)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.set_defaults(func=run)
@@ -63,16 +59,11 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(str(err)) from None
     if args.backend == "ray" and not args.rollout_workers:
         raise UsageError("--backend ray plays the rollouts on Ray actors: give their number with --rollout-workers N")
-    if args.address is not None and args.backend != "ray":
-        raise UsageError("--address goes with --backend ray")
+    pool = arguments.ray_rollout_pool(args)
     writable_folder(args.runs_dir, "--runs-dir")
     from train.ppo import Run  # torch (the train extra) is imported only now
     from train.rollout_workers import RolloutWorkerError
 
-    pool = None
-    if args.backend == "ray":
-        import_ray()  # (Ray missing: said now, before the run folder exists)
-        pool = functools.partial(RayRolloutPool, address=args.address)
     try:
         run = Run(config, runs_dir=args.runs_dir, resume=args.resume, extend=args.extend, device=args.device,
                   progress=not args.no_progress, log=lambda message: print(message, file=sys.stderr),
