@@ -365,15 +365,13 @@ class RayRolloutPool:
     def __init__(self, config, workers: int, address: str | None = None):
         from train.rollout_workers import RolloutWorker  # (inside: torch is imported only for PPO's rollouts)
 
-        self._quiet = ray_output_to_stderr()
-        self._quiet.__enter__()
-        try:
+        self._quiet = contextlib.ExitStack()  # stdout to stderr while the pool lives (see ray_output_to_stderr)
+        with self._quiet as quiet:
+            quiet.enter_context(ray_output_to_stderr())
             self.ray, self.started = connect(address, workers)
             actor = self.ray.remote(num_cpus=1, max_restarts=0)(RolloutWorker)
             self.actors = [actor.remote(config.model_dump()) for _ in range(workers)]
-        except BaseException:
-            self._quiet.__exit__(None, None, None)
-            raise
+            self._quiet = quiet.pop_all()  # started: kept until close()
 
     @property
     def workers(self) -> int:
@@ -409,7 +407,7 @@ class RayRolloutPool:
             if self.started:
                 self.ray.shutdown()
         finally:
-            self._quiet.__exit__(None, None, None)
+            self._quiet.close()
 
 
 __all__ = ["CONNECT_SECONDS", "MAX_RETRIES", "RAY_MISSING", "ClusterError", "connect", "import_ray", "map_jobs",
