@@ -208,7 +208,7 @@ def test_settings_named_by_numbers_are_refused(tmp_path, capsys):
 def test_recipe_refuses_a_round_that_labels_nothing():
     from pydantic import ValidationError
 
-    from train.recipe import Round
+    from train.recipe_config import Round
 
     fields = {"collections": [{"seed": 1, "hands": 16}], "temperature": 0.5}
     assert Round(**fields, pass_labels=False).card_labels  # either alone is a round
