@@ -69,6 +69,22 @@ def positive_int(text: str) -> int:
     return value
 
 
+def non_negative_int(text: str) -> int:
+    """A whole number, 0 or more (a count where 0 has a meaning: no golden vectors, no worker process)."""
+    value = _number(text, int)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
+def port(text: str) -> int:
+    """A TCP port to listen on: 0 to 65535 (0: any free port, which the command then names)."""
+    value = _number(text, int)
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 0 to 65535 (0: any free port), got {value}")
+    return value
+
+
 #: Local worker processes a command may start: each holds its own engine, agents and arrays, so
 #: thousands would exhaust the machine before any work is done.
 MAX_WORKERS = 64
@@ -82,6 +98,16 @@ def worker_count(text: str) -> int:
     if value > MAX_WORKERS:
         raise argparse.ArgumentTypeError(f"must be at most {MAX_WORKERS} worker processes, got {value}")
     return value
+
+
+#: ``hearts serve``'s processes deciding the /api/v1/act calls, at most: each makes every offered agent.
+MAX_SERVE_WORKERS = 256
+
+
+def serve_worker_count(text: str) -> int:
+    """A number of ``hearts serve`` worker processes: 0 (a thread of the server's own process) to
+    :data:`MAX_SERVE_WORKERS`."""
+    return bounded(non_negative_int, MAX_SERVE_WORKERS, " worker processes")(text)
 
 
 def add_rollout_options(parser: argparse.ArgumentParser, workers_help: str, backend_help: str) -> None:
@@ -112,6 +138,14 @@ def positive_float(text: str) -> float:
     return value
 
 
+def non_negative_float(text: str) -> float:
+    """A finite number, 0 or more (a margin, where 0 has a meaning)."""
+    value = _number(text, float)
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"must be a number, 0 or more, got {text!r}")
+    return value
+
+
 def positive_ints(text: str) -> list[int]:
     """Comma-separated whole numbers, each 1 or more (``1,64,1024``)."""
     parts = [part.strip() for part in text.split(",")]
@@ -121,8 +155,8 @@ def positive_ints(text: str) -> list[int]:
 
 
 def bounded(kind: Callable[[str], Any], most: float, unit: str = "") -> Callable[[str], Any]:
-    """The argument type ``kind`` (:func:`positive_int`, :func:`positive_float`, :func:`positive_ints`)
-    with every value at most ``most``: a size beyond it is refused before any work starts."""
+    """The argument type ``kind`` (:func:`positive_int`, :func:`non_negative_int`, :func:`positive_float`,
+    :func:`positive_ints`) with every value at most ``most``: a size beyond it is refused before any work starts."""
     def parse(text: str):
         value = kind(text)
         if any(v > most for v in (value if isinstance(value, list) else [value])):
@@ -134,6 +168,11 @@ def bounded(kind: Callable[[str], Any], most: float, unit: str = "") -> Callable
     return parse
 
 
+def layer_width(text: str) -> int:
+    """The units of one layer of a network (``--hidden``, ``--card-scorer``): 1 to :data:`MAX_WIDTH`."""
+    return bounded(positive_int, MAX_WIDTH, " units")(text)
+
+
 def deal_count(text: str) -> int:
     """A number of deals (or whole games) to play: 1 to ``eval.deals.MAX_DEALS``."""
     return bounded(positive_int, MAX_DEALS)(text)
@@ -141,44 +180,31 @@ def deal_count(text: str) -> int:
 
 def add_model_fit_arguments(parser: argparse.ArgumentParser, hands: int, hidden: list[int], epochs: int) -> None:
     """``--hands``, ``--workers``, ``--hidden``, ``--epochs`` and ``--seed`` of the commands that play
-    hands and fit a model to them (``hearts belief``, ``hearts value``); :func:`check_model_fit_arguments`
-    checks them."""
-    parser.add_argument("--hands", type=int, default=hands, help="hands to play in all (default %(default)s)")
+    hands and fit a model to them (``hearts belief``, ``hearts value``), each refused beyond its bound
+    (:data:`MAX_HANDS`, :data:`MAX_WIDTH`, :data:`MAX_EPOCHS`) as it is parsed; :func:`check_layers`
+    checks the number of ``--hidden`` layers."""
+    parser.add_argument("--hands", type=bounded(positive_int, MAX_HANDS), default=hands,
+                        help="hands to play in all (default %(default)s)")
     parser.add_argument("--workers", type=worker_count, default=2,
                         help=f"collecting processes, 1 to {MAX_WORKERS} (default %(default)s)")
-    parser.add_argument("--hidden", type=int, nargs="+", default=hidden, metavar="WIDTH",
+    parser.add_argument("--hidden", type=layer_width, nargs="+", default=hidden, metavar="WIDTH",
                         help=f"layer widths (default {' '.join(map(str, hidden))})")
-    parser.add_argument("--epochs", type=int, default=epochs, help="passes over the examples (default %(default)s)")
+    parser.add_argument("--epochs", type=bounded(positive_int, MAX_EPOCHS), default=epochs,
+                        help="passes over the examples (default %(default)s)")
     parser.add_argument("--seed", type=seed, default=1,
                         help="seed of the deals (worker w deals from 1000 * SEED + w) and of the fit "
                              "(default %(default)s)")
 
 
-def check_model_fit_arguments(args: argparse.Namespace) -> None:
-    """Refuse (:class:`UsageError`) the sizes of :func:`add_model_fit_arguments` below 1 or above their
-    bounds (:data:`MAX_HANDS`, :data:`MAX_EPOCHS`, :data:`MAX_WIDTH`)."""
-    for name in ("hands", "workers", "epochs"):
-        if getattr(args, name) < 1:
-            raise UsageError(f"--{name} must be 1 or more, got {getattr(args, name)}")
-    check_at_most(hands=(args.hands, MAX_HANDS), epochs=(args.epochs, MAX_EPOCHS))
-    check_widths(args.hidden)
+#: ``--hidden`` layers at most (each width is bounded by its type, :data:`MAX_WIDTH`).
+MAX_LAYERS = 16
 
 
-def check_at_most(**values: tuple[float, float]) -> None:
-    """Refuse (:class:`UsageError`) a size above its bound: ``name=(value, bound)`` (``--name``)."""
-    for name, (value, bound) in values.items():
-        if value is not None and value > bound:
-            shown = f"{value:,}" if len(str(value)) <= 30 else f"a number of {len(str(value))} digits"
-            raise UsageError(f"--{name.replace('_', '-')} takes at most {bound:,}, got {shown}")
-
-
-def check_widths(hidden: list[int]) -> None:
-    """Refuse (:class:`UsageError`) ``--hidden`` widths below 1, or more than 16 layers or
-    :data:`MAX_WIDTH` units."""
-    if any(width < 1 for width in hidden):
-        raise UsageError(f"--hidden widths must be 1 or more, got {hidden!s:.80}")
-    if any(width > MAX_WIDTH for width in hidden) or len(hidden) > 16:
-        raise UsageError(f"--hidden takes at most 16 layers of at most {MAX_WIDTH:,} units, got {hidden!s:.80}")
+def check_layers(hidden: list[int]) -> None:
+    """Refuse (:class:`UsageError`) more than :data:`MAX_LAYERS` ``--hidden`` widths (one option of
+    ``nargs``: no type sees them all)."""
+    if len(hidden) > MAX_LAYERS:
+        raise UsageError(f"--hidden takes at most {MAX_LAYERS} layers, got {len(hidden)}")
 
 
 def run_model_fit(train: Callable[..., dict], out: Path, args: argparse.Namespace, **settings) -> int:

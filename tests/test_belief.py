@@ -123,7 +123,7 @@ def test_the_belief_command_writes_a_file_the_search_player_deals_by(tmp_path):
 
 
 @pytest.mark.parametrize("args, expected", [
-    (["--hands", "0"], "--hands must be 1 or more"),
+    (["--hands", "0"], "argument --hands: must be 1 or more, got 0"),
     (["--opponent", "nobody"], "--opponent 'nobody'"),
     (["--viewer", "expert"], "slow searching player"),
 ])

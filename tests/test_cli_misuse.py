@@ -89,6 +89,21 @@ def test_demo_refuses_a_negative_seed(capsys):
     assert "--seed: a seed is 0" in refused(["demo", "--no-bench", "--seed", "-1"], capsys)
 
 
+@pytest.mark.parametrize("argv, message", [
+    (["play", "--hands", "0"], "hearts play: error: argument --hands: must be 1 or more, got 0"),
+    (["play", "--hands", "x"], "hearts play: error: argument --hands: must be a whole number, got 'x'"),
+    (["play", "--seed", "-1"], "hearts play: error: argument --seed: a seed is 0 to 2**63 - 1, got -1"),
+    (["export", "c.pt", "--out", "exported", "--golden", "-1"],
+     "hearts export: error: argument --golden: must be 0 or more, got -1"),
+    (["export", "--ladder", "classic", "--out", "exported", "--measure", "--seed", str(2**63)],
+     f"hearts export: error: argument --seed: a seed is 0 to 2**63 - 1, got {2**63}"),
+])
+def test_play_and_export_refuse_bad_numbers_before_any_work(argv, message, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert refused(argv, capsys) == message
+    assert not list(tmp_path.iterdir())
+
+
 @pytest.mark.parametrize("override, message", [
     ("hidden=[0]", "hidden.0"),
     ("seed=-1", "seed"),
@@ -226,8 +241,12 @@ def test_distill_fit_refuses_an_out_it_cannot_write_before_fitting(tmp_path, cap
 
 @pytest.mark.parametrize("command", ["belief", "value"])
 @pytest.mark.parametrize("options, message", [
-    (["--hands", "1000000000000"], "--hands takes at most 100,000,000, got 1,000,000,000,000"),
-    (["--epochs", "1000000000"], "--epochs takes at most 1,000, got 1,000,000,000"),
+    (["--hands", "1000000000000"], "argument --hands: must be at most 100,000,000, got 1000000000000"),
+    (["--epochs", "1000000000"], "argument --epochs: must be at most 1,000, got 1000000000"),
+    (["--epochs", "0"], "argument --epochs: must be 1 or more, got 0"),
+    (["--hidden", "8", "0"], "argument --hidden: must be 1 or more, got 0"),
+    (["--hidden", "100000000"], "argument --hidden: must be at most 8,192 units, got 100000000"),
+    (["--hidden", *["8"] * 17], "--hidden takes at most 16 layers, got 17"),
 ])
 def test_model_fits_refuse_sizes_that_would_not_end_before_playing(command, options, message, tmp_path, capsys):
     out = tmp_path / "model.pt"
@@ -236,10 +255,13 @@ def test_model_fits_refuse_sizes_that_would_not_end_before_playing(command, opti
 
 
 @pytest.mark.parametrize("options, message", [
-    (["--hands", "1000000000000"], "--hands takes at most 100,000,000"),
-    (["--hands", "9" * 400], "--hands takes at most 100,000,000, got a number of 400 digits"),
-    (["--tables", "4272608121459"], "--tables takes at most 16,384"),
-    (["--determinizations", "1000000000"], "--determinizations takes at most 4,096"),
+    (["--hands", "1000000000000"], "argument --hands: must be at most 100,000,000"),
+    (["--hands", "9" * 400], "argument --hands: must be at most 100,000,000, got 99999999999999999999... "
+                             "(400 characters)"),
+    (["--hands", "0"], "argument --hands: must be 1 or more, got 0"),
+    (["--tables", "4272608121459"], "argument --tables: must be at most 16,384"),
+    (["--determinizations", "1000000000"], "argument --determinizations: must be at most 4,096"),
+    (["--determinizations", "-2"], "argument --determinizations: must be 1 or more, got -2"),
 ])
 def test_distill_collect_refuses_sizes_beyond_its_bounds_before_collecting(options, message, tmp_path, capsys):
     assert message in refused(["distill", "collect", str(POLICY), "--out", str(tmp_path / "shards"), *options],
@@ -248,11 +270,15 @@ def test_distill_collect_refuses_sizes_beyond_its_bounds_before_collecting(optio
 
 
 @pytest.mark.parametrize("options, message", [
-    (["--epochs", "1000000000"], "--epochs takes at most 1,000"),
-    (["--hidden", "100000000"], "--hidden takes at most 16 layers of at most 8,192 units"),
-    (["--hidden", "0"], "--hidden widths must be 1 or more"),
-    (["--card-scorer", "1000000000000"], "--card-scorer takes at most 8,192"),
-    (["--learning-rate", "1e308"], "--learning-rate takes at most 1.0, got 1e+308"),
+    (["--epochs", "1000000000"], "argument --epochs: must be at most 1,000"),
+    (["--hidden", "100000000"], "argument --hidden: must be at most 8,192 units, got 100000000"),
+    (["--hidden", *["8"] * 17], "--hidden takes at most 16 layers, got 17"),
+    (["--hidden", "0"], "argument --hidden: must be 1 or more, got 0"),
+    (["--card-scorer", "1000000000000"], "argument --card-scorer: must be at most 8,192 units"),
+    (["--learning-rate", "1e308"], "argument --learning-rate: must be at most 1, got 1e308"),
+    (["--batch-size", "0"], "argument --batch-size: must be 1 or more, got 0"),
+    (["--shards-in-memory", "0"], "argument --shards-in-memory: must be 1 or more, got 0"),
+    (["--margin", "-0.5"], "argument --margin: must be a number, 0 or more, got '-0.5'"),
 ])
 def test_distill_fit_refuses_sizes_beyond_its_bounds_before_fitting(options, message, tmp_path, capsys):
     assert message in refused(["distill", "fit", str(POLICY), "--data", str(tmp_path), "--out",

@@ -82,14 +82,16 @@ def test_distill_collect_and_fit_end_to_end(tmp_path):
     bad = hearts("distill", "fit", str(student), "--data", str(shards), "--out", str(out), "--temperature", "0")
     assert bad.returncode == 2 and "--temperature" in bad.stderr
     before = out.read_bytes()
-    for flag, value in (("--temperature", "nan"), ("--learning-rate", "inf"), ("--margin", "nan")):
+    for flag, value, says in (("--temperature", "nan", "must be a number above 0, got 'nan'"),
+                              ("--learning-rate", "inf", "must be a number above 0, got 'inf'"),
+                              ("--margin", "nan", "must be a number, 0 or more, got 'nan'")):
         poisoned = hearts("distill", "fit", str(student), "--data", str(shards), "--out", str(out), flag, value)
-        assert poisoned.returncode == 2 and f"{flag} must be a finite number" in poisoned.stderr, poisoned.stderr
+        assert poisoned.returncode == 2 and f"argument {flag}: {says}" in poisoned.stderr, poisoned.stderr
     assert out.read_bytes() == before  # nothing written on a refusal
     narrower = hearts("distill", "fit", str(student), "--data", str(shards), "--out", str(out), "--hidden", "8")
     assert narrower.returncode == 2 and "cannot grow layers [16] into [8]" in narrower.stderr
     no_units = hearts("distill", "fit", str(student), "--data", str(shards), "--out", str(out), "--card-scorer", "0")
-    assert no_units.returncode == 2 and "--card-scorer must be 1 or more" in no_units.stderr
+    assert no_units.returncode == 2 and "argument --card-scorer: must be 1 or more, got 0" in no_units.stderr
     shrunk = hearts("distill", "fit", str(second), "--data", str(shards), "--out", str(out), "--card-scorer", "2")
     assert shrunk.returncode == 2 and "cannot shrink the card scorer from 4 units to 2" in shrunk.stderr
     for args, word in ((["--seed", "-1"], "seed"), (["--opponent", "hardest"], "hardest"),

@@ -161,9 +161,10 @@ def test_refusals_have_the_local_servers_status_and_detail(ray_server, local_cli
 @pytest.mark.parametrize("argv, words", [
     (["serve", "--replicas", "2"], "--backend ray"),
     (["serve", "--address", "auto"], "--backend ray"),
-    (["serve", "--backend", "ray", "--replicas", "0"], "--replicas must be 1..1024"),
+    (["serve", "--backend", "ray", "--replicas", "0"], "argument --replicas: must be 1 or more, got 0"),
+    (["serve", "--backend", "ray", "--replicas", "1025"], "argument --replicas: must be at most 1,024, got 1025"),
     (["serve", "--backend", "ray", "--workers", "2"], "--workers goes with --backend local"),
-    (["serve", "--backend", "ray", "--max-pending", "0"], "--max-pending must be 1 or more"),
+    (["serve", "--backend", "ray", "--max-pending", "0"], "argument --max-pending: must be 1 or more, got 0"),
 ])
 def test_ray_options_are_checked_before_anything_starts(argv, words, capsys):
     with pytest.raises(SystemExit) as exit_info:

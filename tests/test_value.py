@@ -202,13 +202,13 @@ def test_the_value_command_writes_a_file_the_search_player_finishes_its_deals_wi
 
 
 @pytest.mark.parametrize("args, expected", [
-    (["--hands", "0"], "--hands must be 1 or more"),
+    (["--hands", "0"], "argument --hands: must be 1 or more, got 0"),
     (["--players", "hard,nobody"], "--players 'nobody'"),
     (["--players", "expert"], "slow searching player"),
     (["--players", " , "], "has an empty name"),
     (["--players", "hard,,easy"], "--players 'hard,,easy' has an empty name"),
-    (["--hidden", "0"], "--hidden widths must be 1 or more"),
-    (["--hidden", "100000000"], "at most 8,192 units"),
+    (["--hidden", "0"], "argument --hidden: must be 1 or more, got 0"),
+    (["--hidden", "100000000"], "argument --hidden: must be at most 8,192 units"),
     (["--workers", "100000"], "must be at most 64 worker processes"),
 ])
 def test_the_value_command_refuses_bad_arguments(tmp_path, args, expected):

@@ -28,7 +28,7 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    arguments.check_model_fit_arguments(args)
+    arguments.check_layers(args.hidden)
     out = writable_file(args.out, "the belief file")  # found now, not after minutes of work
     arguments.check_table_player("--opponent", args.opponent)
     arguments.check_table_player("--viewer", args.viewer)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import tempfile
 import time
@@ -33,10 +32,12 @@ def register(subparsers) -> None:
     collect = steps.add_parser("collect", help="write labelled decisions (shards of .npz) to a folder")
     collect.add_argument("student", help="policy checkpoint whose decisions are labelled (played greedily)")
     collect.add_argument("--out", required=True, metavar="DIR", help="folder for the shards")
-    collect.add_argument("--hands", type=int, default=20000, help="hands per worker (default 20000)")
+    collect.add_argument("--hands", type=arguments.bounded(arguments.positive_int, arguments.MAX_HANDS), default=20000,
+                         help="hands per worker (default 20000)")
     collect.add_argument("--workers", type=arguments.worker_count, default=2,
                          help=f"worker processes, each with its own seeds, 1 to {arguments.MAX_WORKERS} (default 2)")
-    collect.add_argument("--tables", type=int, default=128, help="hands played at once per worker (one shard each)")
+    collect.add_argument("--tables", type=arguments.bounded(arguments.positive_int, arguments.MAX_TABLES), default=128,
+                         help="hands played at once per worker (one shard each)")
     collect.add_argument("--teacher", choices=["search", "expert", "expert-value", "rollout"], default="search",
                          help="search: the search player's mean over sampled deals (card plays); expert: the expert "
                               "player's search over the student, narrowed (its three likeliest cards, worlds dealt by the "
@@ -50,7 +51,8 @@ def register(subparsers) -> None:
     collect.add_argument("--card-labels", action=argparse.BooleanOptionalAction, default=True,
                          help="label the card plays (default); --no-card-labels keeps the student's own odds at "
                               "card plays (rollout teacher, with passes labelled: a round for the passes alone)")
-    collect.add_argument("--determinizations", type=int, default=12,
+    collect.add_argument("--determinizations",
+                         type=arguments.bounded(arguments.positive_int, arguments.MAX_DETERMINIZATIONS), default=12,
                          help="sampled deals per decision (search and expert teachers; the expert player searches 48)")
     collect.add_argument("--opponent", default="hard",
                          help="bot in the other seats (and in the search teacher's rollouts); several separated by "
@@ -67,39 +69,35 @@ def register(subparsers) -> None:
     fit.add_argument("start", help="policy checkpoint to start from")
     fit.add_argument("--data", required=True, metavar="DIR", help="folder of shards from `collect`")
     fit.add_argument("--out", required=True, metavar="FILE", help="checkpoint to write")
-    fit.add_argument("--epochs", type=int, default=4, help="passes over the data (default %(default)s)")
-    fit.add_argument("--temperature", type=float, default=1.0,
+    fit.add_argument("--epochs", type=arguments.bounded(arguments.positive_int, arguments.MAX_EPOCHS), default=4,
+                     help="passes over the data (default %(default)s)")
+    fit.add_argument("--temperature", type=arguments.positive_float, default=1.0,
                      help="T, in points: imitation learns softmax(-values / T), improvement the student's odds "
                           "times exp(-points / T) (smaller: further from the student)")
-    fit.add_argument("--margin", type=float, default=2.0,
+    fit.add_argument("--margin", type=arguments.non_negative_float, default=2.0,
                      help="points by which the teacher's best card must beat the student's own to overrule it")
     fit.add_argument("--loss", choices=["imitation", "regression", "improvement"], default="imitation",
                      help="imitation: cross-entropy to the teacher's preferences beyond --margin (search labels); "
                           "regression: logits learn minus each card's points, centred per decision; improvement: "
                           "the student's odds times exp(-points / T), learnt without bias from noisy labels "
                           "(both for rollout labels; improvement also for expert labels, among the cards valued)")
-    fit.add_argument("--learning-rate", type=float, default=3e-4, help="Adam step size (default %(default)s)")
-    fit.add_argument("--batch-size", type=int, default=2048,
+    fit.add_argument("--learning-rate", type=arguments.bounded(arguments.positive_float, MAX_LEARNING_RATE),
+                     default=3e-4, help="Adam step size (default %(default)s)")
+    fit.add_argument("--batch-size", type=arguments.positive_int, default=2048,
                      help="decisions per step (larger batches average more of the noise of one-deal labels)")
-    fit.add_argument("--hidden", type=int, nargs="+", metavar="WIDTH",
+    fit.add_argument("--hidden", type=arguments.layer_width, nargs="+", metavar="WIDTH",
                      help="grow the start's layers to these widths first (it plays as before until fitted), e.g. "
                           "--hidden 256 256; default: keep its layers")
-    fit.add_argument("--card-scorer", type=int, metavar="UNITS",
+    fit.add_argument("--card-scorer", type=arguments.layer_width, metavar="UNITS",
                      help="add a per-card scorer of this many units (exact facts about each card computed from the "
                           "observation; it scores zero until fitted), or grow the start's; default: keep the start's")
-    fit.add_argument("--shards-in-memory", type=int, metavar="N",
+    fit.add_argument("--shards-in-memory", type=arguments.positive_int, metavar="N",
                      help="hold at most N shards at once and stream the rest from disk, each epoch in a random "
                           "order of groups (memory: about 2.3 GB per million labelled decisions held); default: "
                           "hold them all")
     fit.add_argument("--seed", type=arguments.seed, default=0,
                      help="seed of the fit: new weights and the minibatch order (default %(default)s)")
     fit.set_defaults(func=run_fit)
-
-
-def _check_positive(**values: float) -> None:
-    for name, value in values.items():
-        if not (value > 0 and (isinstance(value, int) or math.isfinite(value))):  # (an int may exceed any float)
-            raise UsageError(f"--{name.replace('_', '-')} must be a finite number above 0, got {value}")
 
 
 def _collect_one(job: tuple) -> int:
@@ -110,10 +108,6 @@ def _collect_one(job: tuple) -> int:
 
 
 def run_collect(args: argparse.Namespace) -> int:
-    _check_positive(hands=args.hands, workers=args.workers, tables=args.tables,
-                    determinizations=args.determinizations)
-    arguments.check_at_most(hands=(args.hands, arguments.MAX_HANDS), tables=(args.tables, arguments.MAX_TABLES),
-                            determinizations=(args.determinizations, arguments.MAX_DETERMINIZATIONS))
     if not Path(args.student).is_file():
         raise UsageError(f"student checkpoint not found: {args.student}")
     if not args.card_labels and not (args.teacher == "rollout" and args.pass_labels):
@@ -180,19 +174,8 @@ def _collect_on_ray(args: argparse.Namespace, jobs: list) -> int:
 def run_fit(args: argparse.Namespace) -> int:
     from agents.checkpoint import CheckpointError  # imports torch (the train extra)
 
-    _check_positive(epochs=args.epochs, temperature=args.temperature, learning_rate=args.learning_rate,
-                    batch_size=args.batch_size)
-    if not (math.isfinite(args.margin) and args.margin >= 0):
-        raise UsageError(f"--margin must be a finite number, 0 or more, got {args.margin}")
-    if args.card_scorer is not None and args.card_scorer < 1:
-        raise UsageError(f"--card-scorer must be 1 or more units, got {args.card_scorer}")
-    arguments.check_at_most(epochs=(args.epochs, arguments.MAX_EPOCHS),
-                            card_scorer=(args.card_scorer, arguments.MAX_WIDTH),
-                            learning_rate=(args.learning_rate, MAX_LEARNING_RATE))
     if args.hidden is not None:
-        arguments.check_widths(args.hidden)
-    if args.shards_in_memory is not None and args.shards_in_memory < 1:
-        raise UsageError(f"--shards-in-memory must be 1 or more, got {args.shards_in_memory}")
+        arguments.check_layers(args.hidden)
     out = writable_file(args.out, "the policy file")  # found now, not after the fit
     try:
         stats = fit(args.start, Path(args.data), out, epochs=args.epochs, temperature=args.temperature,

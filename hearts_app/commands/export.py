@@ -65,10 +65,11 @@ def register(subparsers) -> None:
                         help="with --measure or --panel: deals of the arena, 2 to 1,000,000 (default 2000)")
     parser.add_argument("--games", type=arguments.deal_count, default=300, metavar="N",
                         help="with --panel: whole games at each target of the panel, 2 to 1,000,000 (default 300)")
-    parser.add_argument("--seed", type=int, default=0, help="with --measure: the arena's seed (default 0)")
+    parser.add_argument("--seed", type=arguments.seed, default=0,
+                        help="with --measure or --panel: the arena's seed, 0 to 2**63 - 1 (default 0)")
     parser.add_argument("--workers", type=arguments.positive_int, default=2,
                         help="with --measure or --panel: arena processes (default 2)")
-    parser.add_argument("--golden", type=int, default=40, metavar="N",
+    parser.add_argument("--golden", type=arguments.non_negative_int, default=40, metavar="N",
                         help="seat records with the model's picks in golden.json (besides its encoder and "
                              "invalid records; 0: do not write golden.json; default 40)")
     parser.add_argument("--arena-results", metavar="FILE",
@@ -113,8 +114,6 @@ def run(args: argparse.Namespace) -> int:
                          f"(or pip install -e '.[export]')")
     from agents.checkpoint import CheckpointError  # imports torch (the export extra, checked above)
 
-    if args.golden < 0:
-        raise UsageError(f"--golden must be 0 or more, got {args.golden}")
     if (args.measure or args.panel) and args.deals < 2:  # (one deal has no spread: its interval is undefined)
         raise UsageError(f"--deals must be 2 or more to measure a 95% interval, got {args.deals}")
     if args.panel and args.games < 2:

@@ -19,7 +19,7 @@ from agents import AgentSpecError, is_code_spec, make
 from hearts_env.rules import PRESETS, RulesError
 from hearts_env.settings_files import parse_value
 
-from ..arguments import load_rules
+from .. import arguments
 from ..errors import UsageError, writable_file
 from ..session import records
 from ..session.match import Match
@@ -49,8 +49,8 @@ def register(subparsers) -> None:
                            f"seat (default {DEFAULT_OPPONENT}; with --resume: the record's)")
     play.add_argument("--rules", help=f"preset ({', '.join(PRESETS)}) or a YAML/JSON file (default classic)")
     play.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE", help="override one option")
-    play.add_argument("--seed", type=int,
-                      help="seed of the deals (default: a random one, shown and recorded)")
+    play.add_argument("--seed", type=arguments.seed,
+                      help="seed of the deals, 0 to 2**63 - 1 (default: a random one, shown and recorded)")
     play.add_argument("--save", metavar="FILE",
                       help="keep the game record here (saved after every hand, on quit and at the end; "
                            "default on quit: hearts-game-DATE.jsonl; with --resume: the resumed file)")
@@ -59,7 +59,8 @@ def register(subparsers) -> None:
     play.add_argument("--deal", metavar="FILE",
                       help="fix the first deal: a YAML/JSON file with hands (by seat; omitted seats are "
                            "dealt at random), hand_number and scores (practice, tests; see docs/play.md)")
-    play.add_argument("--hands", type=int, metavar="N", help="stop after N hands (the record can be resumed)")
+    play.add_argument("--hands", type=arguments.positive_int, metavar="N",
+                      help="stop after N hands (the record can be resumed)")
     play.add_argument("--no-color", action="store_true", help="plain text, no colours or styles")
     play.set_defaults(func=run)
 
@@ -67,8 +68,6 @@ def register(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     console = screen.make_console(args.no_color)
     try:
-        if args.hands is not None and args.hands < 1:
-            raise PlayError(f"--hands must be at least 1, got {args.hands}")
         if args.resume:
             fixed = (("--rules", args.rules), ("--rule", args.rule), ("--seed", args.seed), ("--deal", args.deal))
             given = [flag for flag, value in fixed if value is not None and value != []]
@@ -112,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _new_match(args: argparse.Namespace):
-    rules = load_rules(args.rules or "classic", args.rule)  # the --rules / --rule handling of every command
+    rules = arguments.load_rules(args.rules or "classic", args.rule)  # the --rules / --rule handling of every command
     seed = args.seed if args.seed is not None else secrets.randbelow(2**31)
     if not args.deal:
         return Match.new(rules, seed)

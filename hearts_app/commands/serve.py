@@ -15,6 +15,7 @@ from pathlib import Path
 
 from agents import LADDER_NAMES, LEVEL_NAMES, AgentSpecError, builtin, level_file
 
+from .. import arguments
 from ..errors import UsageError
 from ..serve.batching import DEFAULT_CALL_TIME_LIMIT, DEFAULT_MAX_PENDING, DEFAULT_SEARCH_TIME_LIMIT
 from ..serve.connections import (DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS, DEFAULT_REQUEST_TIMEOUT,
@@ -23,6 +24,11 @@ from ..serve.connections import (DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS, 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
 DEFAULT_GAMES_DIR = "hearts-games"
+#: Bounds of the options, each refused beyond as it is parsed (``hearts_app.arguments``).
+MAX_CONNECTIONS = 1_000_000
+MAX_REPLICAS = 1024
+A_DAY = 86400
+AN_HOUR = 3600
 #: Offered by default, in this order, then the other named agents that are not slow (the shipped
 #: policies when installed). Search players only when named with --agents.
 DEFAULT_FIRST = ("random", "easy", "normal", "hard")
@@ -36,6 +42,11 @@ def default_agents() -> list[str]:
     levels = [f"level:{name}" for name in LEVEL_NAMES
               if any(level_file(ladder, name).is_file() for ladder in LADDER_NAMES)]
     return [s for s in DEFAULT_FIRST if s in named] + [s for s in named if s not in DEFAULT_FIRST] + levels
+
+
+def default_workers() -> int:
+    """``--workers`` when not given: the number of cores, at most ``arguments.MAX_SERVE_WORKERS``."""
+    return min(os.cpu_count() or 1, arguments.MAX_SERVE_WORKERS)
 
 
 def default_allowed_hosts(host: str) -> list[str]:
@@ -68,10 +79,13 @@ def register(subparsers) -> None:
             "continue after a restart. Needs the serve extra (scripts/setup.sh serve). See docs/serve.md."
         ),
     )
+    within_a_day = arguments.bounded(arguments.positive_float, A_DAY, " seconds (a day)")
+    within_an_hour = arguments.bounded(arguments.positive_float, AN_HOUR, " seconds (an hour)")
     parser.add_argument("--host", default=DEFAULT_HOST,
                         help="address to listen on (default %(default)s, this machine only; 0.0.0.0 for "
                              "every interface)")
-    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help="port to listen on (default %(default)s)")
+    parser.add_argument("--port", type=arguments.port, default=DEFAULT_PORT,
+                        help="port to listen on, 0 to 65535 (0: any free port; default %(default)s)")
     parser.add_argument("--allowed-hosts", metavar="NAME,NAME,...",
                         help="the Host names the server answers to, comma separated; others get 400 (a defence "
                              "against DNS rebinding). *.example.org allows its subdomains, 0.0.0.0 every IPv4 "
@@ -83,35 +97,42 @@ def register(subparsers) -> None:
                              "search players, ckpt:PATH and onnx:PATH only when named here)")
     parser.add_argument("--games-dir", default=DEFAULT_GAMES_DIR, metavar="DIR",
                         help="folder of the games' records, one JSON-lines file per game (default %(default)s)")
-    parser.add_argument("--workers", type=int, metavar="N",
-                        help="processes deciding the /api/v1/act calls, in batches (default: the number of cores, "
-                             f"{os.cpu_count() or 1} here; 0: a thread of the server's own process). Each makes every "
-                             "offered agent and compiles its code before the server starts listening")
-    parser.add_argument("--max-pending", type=int, default=DEFAULT_MAX_PENDING, metavar="N",
+    parser.add_argument("--workers", type=arguments.serve_worker_count, metavar="N",
+                        help="processes deciding the /api/v1/act calls, in batches, 0 to "
+                             f"{arguments.MAX_SERVE_WORKERS} (default: the number of cores up to "
+                             f"{arguments.MAX_SERVE_WORKERS}, {default_workers()} here; 0: a thread of the server's "
+                             "own process). Each makes every offered agent and compiles its code before the server "
+                             "starts listening")
+    parser.add_argument("--max-pending", type=arguments.positive_int, default=DEFAULT_MAX_PENDING, metavar="N",
                         help="/api/v1/act calls in flight (queued or being decided) at most; more are answered 503 "
                              "with Retry-After at once (default %(default)s)")
-    parser.add_argument("--search-time-limit", type=float, default=DEFAULT_SEARCH_TIME_LIMIT, metavar="SECONDS",
+    parser.add_argument("--search-time-limit", type=within_a_day, default=DEFAULT_SEARCH_TIME_LIMIT,
+                        metavar="SECONDS",
                         help="a search player's /api/v1/act call not decided within this many seconds of its arrival "
-                             "is refused (503 or 504), never answered with another card (default %(default)g)")
-    parser.add_argument("--call-time-limit", type=float, default=DEFAULT_CALL_TIME_LIMIT, metavar="SECONDS",
+                             "is refused (503 or 504), never answered with another card (at most a day; "
+                             "default %(default)g)")
+    parser.add_argument("--call-time-limit", type=within_an_hour, default=DEFAULT_CALL_TIME_LIMIT, metavar="SECONDS",
                         help="any other /api/v1/act call not decided within this many seconds of its arrival is "
-                             "answered 503 with Retry-After (a stuck or replaced worker, a burst; default %(default)g)")
-    parser.add_argument("--request-timeout", type=float, default=DEFAULT_REQUEST_TIMEOUT, metavar="SECONDS",
+                             "answered 503 with Retry-After (a stuck or replaced worker, a burst; at most an hour; "
+                             "default %(default)g)")
+    parser.add_argument("--request-timeout", type=within_an_hour, default=DEFAULT_REQUEST_TIMEOUT, metavar="SECONDS",
                         help="a connection whose request (headers and body) has not arrived this many seconds "
-                             "after it began waiting for one is closed (default %(default)g)")
-    parser.add_argument("--idle-timeout", type=float, default=DEFAULT_IDLE_TIMEOUT, metavar="SECONDS",
-                        help="a connection idle this many seconds after a response is closed (default %(default)g)")
-    parser.add_argument("--max-connections", type=int, default=DEFAULT_MAX_CONNECTIONS, metavar="N",
+                             "after it began waiting for one is closed (at most an hour; default %(default)g)")
+    parser.add_argument("--idle-timeout", type=within_an_hour, default=DEFAULT_IDLE_TIMEOUT, metavar="SECONDS",
+                        help="a connection idle this many seconds after a response is closed (at most an hour; "
+                             "default %(default)g)")
+    parser.add_argument("--max-connections", type=arguments.bounded(arguments.positive_int, MAX_CONNECTIONS),
+                        default=DEFAULT_MAX_CONNECTIONS, metavar="N",
                         help="connections open at once at most: a new one beyond closes the one that has waited "
                              "longest for its request, or is answered 503 when every one is being answered "
-                             "(default %(default)s)")
+                             f"(at most {MAX_CONNECTIONS:,}; default %(default)s)")
     parser.add_argument("--backend", choices=["local", "ray"], default="local",
                         help="local (default): this process serves the page, the games and the bots API; ray: only "
                              "the bots API (/api/v1/agents, /api/v1/act), as a Ray Serve deployment of --replicas "
                              "replicas, on a local Ray or the cluster at --address (needs the cluster extra; "
                              "docs/cluster.md)")
-    parser.add_argument("--replicas", type=int, metavar="N",
-                        help="--backend ray: replicas of the bots API, one CPU each (default 1)")
+    parser.add_argument("--replicas", type=arguments.bounded(arguments.positive_int, MAX_REPLICAS), metavar="N",
+                        help=f"--backend ray: replicas of the bots API, one CPU each, 1 to {MAX_REPLICAS} (default 1)")
     parser.add_argument("--address", metavar="HOST:PORT",
                         help="--backend ray: the Ray cluster to deploy on (auto: the one this machine belongs to); "
                              "default $RAY_ADDRESS, else a Ray started here")
@@ -129,8 +150,6 @@ def run(args: argparse.Namespace) -> int:
                          f"missing): run scripts/setup.sh serve (or pip install -e '.[serve]')") from None
     from ..serve.app import create_app  # imports fastapi (the serve extra)
 
-    if not 0 <= args.port <= 65535:
-        raise UsageError(f"--port must be 0..65535, got {args.port}")
     if args.allowed_hosts is None:
         hosts = default_allowed_hosts(args.host)
     else:
@@ -143,19 +162,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--agents {args.agents!r}: an empty spec; write e.g. random,easy,normal,hard")
     if (args.replicas is not None or args.address is not None) and args.backend != "ray":
         raise UsageError("--replicas and --address go with --backend ray")
-    workers = (os.cpu_count() or 1) if args.workers is None else args.workers
-    if not 0 <= workers <= 256:
-        raise UsageError(f"--workers must be 0..256, got {workers}")
-    if args.max_pending < 1:
-        raise UsageError(f"--max-pending must be 1 or more, got {args.max_pending}")
-    if not 0 < args.search_time_limit <= 86400:
-        raise UsageError(f"--search-time-limit must be more than 0 seconds (at most a day), got {args.search_time_limit:g}")
-    for name in ("call_time_limit", "request_timeout", "idle_timeout"):
-        if not 0 < getattr(args, name) <= 3600:
-            raise UsageError(f"--{name.replace('_', '-')} must be more than 0 seconds (at most an hour), "
-                             f"got {getattr(args, name):g}")
-    if not 1 <= args.max_connections <= 1_000_000:
-        raise UsageError(f"--max-connections must be 1..1000000, got {args.max_connections}")
+    workers = default_workers() if args.workers is None else args.workers
     try:
         raise_file_limit(args.max_connections)
     except ValueError as err:
@@ -220,8 +227,6 @@ def run_app(app, listener: socket.socket, request_timeout: float = DEFAULT_REQUE
 def run_ray(args: argparse.Namespace, offered: list[str], hosts: list[str]) -> int:
     """``--backend ray``: the bots API on Ray Serve replicas (``serve.replicas``)."""
     replicas = 1 if args.replicas is None else args.replicas
-    if not 1 <= replicas <= 1024:
-        raise UsageError(f"--replicas must be 1..1024, got {replicas}")
     if args.workers is not None:
         raise UsageError("--workers goes with --backend local: a Ray replica decides in its own process "
                          "(--replicas sets how many)")

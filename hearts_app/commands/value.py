@@ -28,7 +28,7 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    arguments.check_model_fit_arguments(args)
+    arguments.check_layers(args.hidden)
     out = writable_file(args.out, "the value file")  # found now, not after minutes of work
     players = [spec.strip() for spec in args.players.split(",")]
     if not all(players):

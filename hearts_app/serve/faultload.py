@@ -31,8 +31,12 @@ import aiohttp  # the test's client (the serve and test extras)
 from export.situations import sample_records
 from hearts_env.rules import Rules
 
+from .. import arguments
 from .bots import Bots
 from .loadtest import LoadTestError, server, session_for
+
+#: --clients at most.
+MAX_CLIENTS = 1024
 
 
 def worker_pids(server_pid: int) -> list[int]:
@@ -125,18 +129,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m hearts_app.serve.faultload",
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("--agent", default="hard", help="a player that draws no random numbers (default %(default)s)")
-    parser.add_argument("--seconds", type=float, default=60.0, help="how long the clients call (default %(default)g)")
-    parser.add_argument("--clients", type=int, default=32, help="clients calling at once (default %(default)s)")
-    parser.add_argument("--kill-every", type=float, default=1.0, metavar="SECONDS",
-                        help="a worker process killed this often (default %(default)g)")
-    parser.add_argument("--workers", type=int, default=2, help="hearts serve --workers (default %(default)s)")
-    parser.add_argument("--max-wait", type=float, default=2.0, metavar="SECONDS",
+    within_an_hour = arguments.bounded(arguments.positive_float, 3600, " seconds (an hour)")
+    parser.add_argument("--seconds", type=within_an_hour, default=60.0,
+                        help="how long the clients call, at most an hour (default %(default)g)")
+    parser.add_argument("--clients", type=arguments.bounded(arguments.positive_int, MAX_CLIENTS), default=32,
+                        help=f"clients calling at once, 1 to {MAX_CLIENTS} (default %(default)s)")
+    parser.add_argument("--kill-every", type=within_an_hour, default=1.0, metavar="SECONDS",
+                        help="a worker process killed this often, at most an hour (default %(default)g)")
+    parser.add_argument("--workers", type=arguments.worker_count, default=2,
+                        help=f"hearts serve --workers, 1 to {arguments.MAX_WORKERS} (default %(default)s)")
+    parser.add_argument("--max-wait", type=arguments.positive_float, default=2.0, metavar="SECONDS",
                         help="the longest a call may wait for its card or its 503 (default %(default)g)")
     parser.add_argument("--json", action="store_true", help="print the result as one JSON object")
     args = parser.parse_args(argv)
-    if not (0 < args.seconds <= 3600 and 1 <= args.clients <= 1024 and 0 < args.kill_every <= 3600
-            and 1 <= args.workers <= 64 and args.max_wait > 0):
-        parser.error("--seconds 0..3600, --clients 1..1024, --kill-every above 0, --workers 1..64, --max-wait above 0")
     if not Path("/proc").is_dir():
         parser.error("the fault test finds the server's workers in /proc (Linux)")
     try:

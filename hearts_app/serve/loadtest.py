@@ -47,12 +47,15 @@ from export.situations import sample_records
 from hearts_env import seat_record
 from hearts_env.rules import Rules
 
+from .. import arguments
 from ..session import records
 from ..session.match import Match
 from .bots import Bots, decide_in_blocks
 
 #: The default sweep of /api/v1/act calls in flight.
 IN_FLIGHT = (1, 16, 64, 256)
+#: --in-flight's numbers at most.
+MAX_IN_FLIGHT = 4096
 
 
 class LoadTestError(RuntimeError):
@@ -397,40 +400,41 @@ def breakdown(agents: list[str], seat_records: list[dict], sizes: tuple[int, ...
     return out
 
 
-def parse_in_flight(text: str) -> list[int]:
-    try:
-        values = [int(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--in-flight takes whole numbers separated by commas, got {text!r}") from None
-    if not values or any(not 1 <= v <= 4096 for v in values):
-        raise argparse.ArgumentTypeError(f"--in-flight takes numbers from 1 to 4096, got {text!r}")
-    return values
-
-
-def main(argv: list[str] | None = None) -> int:
+def make_parser() -> argparse.ArgumentParser:
+    """The load test's options (:func:`main`), each refused out of its range as it is parsed."""
     parser = argparse.ArgumentParser(prog="python -m hearts_app.serve.loadtest", description=__doc__.split("\n\n")[0])
     parser.add_argument("--agent", default="hard,ppo-classic", metavar="SPEC,...",
                         help="the bots measured and the opponents, one after the other (default %(default)s)")
-    parser.add_argument("--in-flight", type=parse_in_flight, default=list(IN_FLIGHT), metavar="N,N,...",
-                        help="the /api/v1/act calls in flight at once, one run each (default 1,16,64,256)")
-    parser.add_argument("--requests", type=int, default=2000, help="/api/v1/act calls per agent and number in flight "
-                                                                   "(default %(default)s)")
-    parser.add_argument("--games", type=int, default=20, help="games played at once to their end and checked, per "
-                                                              "agent (default %(default)s)")
-    parser.add_argument("--workers", type=int, help="hearts serve --workers (default: the server's, the number of cores)")
-    parser.add_argument("--max-pending", type=int, help="hearts serve --max-pending (default: the server's)")
+    parser.add_argument("--in-flight", type=arguments.bounded(arguments.positive_ints, MAX_IN_FLIGHT),
+                        default=list(IN_FLIGHT), metavar="N,N,...",
+                        help=f"the /api/v1/act calls in flight at once, one run each, each 1 to {MAX_IN_FLIGHT} "
+                             "(default 1,16,64,256)")
+    parser.add_argument("--requests", type=arguments.positive_int, default=2000,
+                        help="/api/v1/act calls per agent and number in flight (default %(default)s)")
+    parser.add_argument("--games", type=arguments.positive_int, default=20,
+                        help="games played at once to their end and checked, per agent (default %(default)s)")
+    parser.add_argument("--workers", type=arguments.serve_worker_count,
+                        help="hearts serve --workers (default: the server's, the number of cores)")
+    parser.add_argument("--max-pending", type=arguments.positive_int,
+                        help="hearts serve --max-pending (default: the server's)")
     parser.add_argument("--ignore-retry-after", action="store_true",
                         help="a client refused with 503 sends its next call at once (default: after the "
                              "Retry-After the server gave, as a game app should)")
     parser.add_argument("--json", action="store_true", help="print the results as one JSON object instead of a table")
-    parser.add_argument("--timeout", type=float, default=900, help="seconds for the whole run (default %(default)s)")
+    parser.add_argument("--timeout", type=arguments.positive_float, default=900,
+                        help="seconds for the whole run (default %(default)s)")
     parser.add_argument("--breakdown", action="store_true",
                         help="instead of the load test: where a worker's time per call goes (parse, replay, agent, "
                              "the whole act_batch) at batches of 1 and 64 calls, in this process")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = make_parser()
     args = parser.parse_args(argv)
     agents = [a.strip() for a in args.agent.split(",") if a.strip()]
-    if not agents or args.games < 1 or args.requests < 1:
-        parser.error("--agent, --games and --requests need at least one")
+    if not agents:
+        parser.error("--agent needs at least one agent")
     say = None if args.json else (lambda text: print(text, flush=True))
     seat_records = sample_records(Rules.preset("classic"), 400, seed=0, games=8)
     if args.breakdown:
