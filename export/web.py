@@ -4,7 +4,8 @@
 and WebAssembly over http(s), not from ``file://``; ``python -m http.server -d DIR`` will do)::
 
     index.html              the page (clients/web/index.html, as it is), its manifest.webmanifest and icon.svg
-    static/                 the page's files (clients/web/static: main.js, app.js, i18n.js, style.css)
+    static/                 the page's files, copied whole (clients/web/static: main.js, app.js and the
+                            modules it imports, i18n.js, style.css)
     static/js/              the JavaScript client (clients/js/src: engine, encoder, the plain runtime, local_api)
     sw.js, offline.json     the service worker (clients/web/sw.js) and the files it keeps for offline play
     config.json             the page's back end: {"backend": "local", "models": "models/models.json"}
@@ -36,7 +37,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-#: The page, one for the server and the static build: index.html and static/ (main.js, app.js, style.css).
+#: The page, one for the server and the static build: index.html and static/ (main.js, app.js and the
+#: modules it imports, i18n.js, style.css).
 PAGE_DIR = ROOT / "clients" / "web"
 CLIENT_DIR = ROOT / "clients" / "js"
 POLICIES_DIR = ROOT / "agents" / "policies"

@@ -2,7 +2,7 @@
 // entries, and every entry the page asks for by name (t("key"), data-i18n in index.html) is there.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CATALOGUES, t } from '../../web/static/i18n.js';
@@ -15,7 +15,10 @@ test('English and German hold the same entries', () => {
 });
 
 test('every entry the page names is in the catalogues', () => {
-  const code = ['static/app.js', 'static/main.js'].map(read).join('\n');
+  // every module of the page (static/*.js) but the catalogue itself
+  const modules = readdirSync(path.join(web, 'static')).filter((name) => name.endsWith('.js') && name !== 'i18n.js');
+  assert.ok(modules.includes('app.js') && modules.includes('main.js') && modules.length > 2, `${modules}`);
+  const code = modules.map((name) => read(`static/${name}`)).join('\n');
   const named = new Set([...code.matchAll(/\bt\(\s*["']([\w.]+)["']/g)].map((m) => m[1]));
   for (const m of read('index.html').matchAll(/data-i18n(?:-label|-title)?="([\w.]+)"/g)) named.add(m[1]);
   assert.ok(named.size > 60, `only ${named.size} entries found: the pattern missed them`);

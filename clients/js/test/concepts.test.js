@@ -15,7 +15,8 @@ const FOLDERS = ['js/src', 'web/static'];
 /**
  * Each concept: its one module (relative to clients/) and the names only that module may define.
  * (The page, clients/web/static, has functions of its own under other names: its newGame asks for a
- * game, its route reads the address; the names below are the concepts', not the page's.)
+ * game, its route reads the address; the names below are the concepts', not the page's, but for the
+ * one the page owns: its words for the API's reason codes.)
  */
 export const CONCEPTS = {
   cards: { module: 'js/src/cards.js', names: ['cardText', 'cardSymbolText', 'pyRepr', 'suitOf', 'rankOf'] },
@@ -49,6 +50,9 @@ export const CONCEPTS = {
     names: ['GameStore', 'gameRules', 'agentsPlay', 'defaultOpponents', 'agentFor', 'memoryStorage', 'INVALID_SETUP'],
   },
   'the requests (routes)': { module: 'js/src/local_api.js', names: ['LocalApi', 'localBackend', 'OPTION_CHOICES'] },
+  "the page's words for the API's reason codes (a refused request's, a refused card's)": {
+    module: 'web/static/reasons.js', names: ['REQUEST_CODES', 'reasonWords', 'CODES', 'reasonText', 'refusalText'],
+  },
 };
 
 /**

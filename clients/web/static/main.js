@@ -2,8 +2,8 @@
 // `hearts serve` answers {"backend": "http"}: the game server, by fetch(). The static build
 // (`hearts export --web`, export/web.py) writes {"backend": "local", "models": ...}: the browser's own
 // (clients/js/src/local_api.js, copied to static/js/), its opponents the exported policies, run in
-// plain JavaScript (plain_runtime.js: no 14 MB of WebAssembly to download). The page (app.js) is the
-// same either way.
+// plain JavaScript (plain_runtime.js: no 14 MB of WebAssembly to download). The page (app.js and the
+// modules it imports) is the same either way.
 import { startPage } from './app.js';
 import { t } from './i18n.js';
 
