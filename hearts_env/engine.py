@@ -24,8 +24,10 @@ or ``state.OVER``. The step is validate, then apply: pass pick or card play, the
 game resolution for just the games that reached them, then the new legal sets.
 
 The step runs as one compiled kernel (``hearts_env.compiled``) that loops over the games of the
-batch and applies the rules of ``passing``, ``play``, ``scoring`` and ``deal`` to each; its
-arguments are the state's eight storage arrays (``State.groups``) and the rules as two arrays.
+batch and applies the rules of ``passing``, ``play``, ``scoring`` and ``deal`` to each. It takes the
+state as one argument, its byte buffer (``State.buffer``), and the rules as two arrays; inside, it cuts
+the buffer into the named storage arrays of ``state.GROUPS`` (``state_views``) and reads each field by
+its named row (``counters[PHASE, g]``). Each rule function takes only the storage arrays it reads.
 """
 
 from __future__ import annotations
