@@ -57,6 +57,15 @@ def site(tmp_path_factory):
 # ---- the build ----------------------------------------------------------------------------------
 
 
+def test_the_page_preloads_every_module_it_imports():
+    """index.html names each of the page's modules for the browser to fetch at once (modulepreload),
+    instead of one import after another: a module added later, or removed, breaks this."""
+    html = (PAGE_DIR / "index.html").read_text("utf-8")
+    preloaded = set(re.findall(r'<link rel="modulepreload" href="static/([^"]+)">', html))
+    modules = {path.name for path in (PAGE_DIR / "static").glob("*.js")} - {"main.js"}
+    assert preloaded == modules
+
+
 def test_build_holds_the_page_client_runtime_and_policies(site):
     out, written = site
     assert written["models"] == [spec for spec, _ in find_policies()] and "ppo-classic" in written["models"]
