@@ -66,8 +66,10 @@ LEVEL_DIR = POLICY_DIR / "levels"
 LADDER_NAMES = ("classic", "two_player")
 #: The networks the strong level tries before its family's, by measurement (docs/export.md "Levels"):
 #: at the classic rules ``ppo-classic``, which the family's network does not match there, and with
-#: the moon off a network trained on from the family's at those rule sets alone.
-STRONG_FIRST = {"classic": (POLICY_DIR / "ppo_classic.pt", LEVEL_DIR / "classic_strong_moon_off.pt"),
+#: the moon off a network trained on from the family's at those rule sets alone (in the classic
+#: game, where J♦ scores nothing, that network improved further by rounds of rollout labels).
+STRONG_FIRST = {"classic": (POLICY_DIR / "ppo_classic.pt", LEVEL_DIR / "classic_strong_moon_off.pt",
+                            LEVEL_DIR / "classic_strong_moon_off_ppo.pt"),
                 "two_player": (LEVEL_DIR / "two_player_strong_moon_off.pt",)}
 
 

@@ -38,7 +38,7 @@ from agents.base import AgentSpecError
 from agents.policy import PolicyAgent, PolicyNet
 from hearts_env import atomic_files
 from hearts_env.observe import OBS_DIM, OBS_VERSION
-from hearts_env.rule_space import space_of
+from hearts_env.rule_space import RuleSpace, space_of
 from hearts_env.rules import Rules, RulesError
 from hearts_env.settings_files import first_line_without_advice
 
@@ -215,6 +215,20 @@ def load_net(path: str | Path, rules: Rules | None = None) -> tuple[PolicyNet, d
     rules are checked either way: ``meta["rules"]`` is the validated ``Rules.to_dict()``."""
     return load_network(path, rules, "policy", "policy",
                         lambda hidden, scorer: PolicyNet(hidden=hidden, card_scorer=scorer))
+
+
+def save_narrowed(source: str | Path, out: str | Path, space: RuleSpace) -> Path:
+    """A copy of the policy checkpoint ``source`` at ``out``, the same weights, that declares ``space``
+    (``rule_space``) as the rule sets it plays: a narrowing of its own space that covers its own rules,
+    else :class:`CheckpointError` naming the first option outside. For a policy trained on at some rule
+    sets of its space, which may have cost it the others."""
+    net, meta = load_net(source)
+    rules = Rules.from_dict(meta["rules"])
+    problem = space.outside(space_of(meta, rules)) or space.refusal(rules)
+    if problem:
+        raise CheckpointError(f"{source}: a narrowed rule space lies within the policy's own and covers its "
+                              f"rules: {problem}")
+    return save(out, net, {**meta, "rule_space": space.to_dict()})
 
 
 def load_policy(path: str | Path, rules: Rules | None = None, sample: bool = False, seed: int | None = None) -> PolicyAgent:

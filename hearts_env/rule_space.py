@@ -172,6 +172,16 @@ class RuleSpace:
     def covers(self, rules: Rules | str | Mapping[str, Any]) -> bool:
         return self.refusal(rules) is None
 
+    def outside(self, other: "RuleSpace") -> str | None:
+        """None when every rule set of this space is one of ``other``'s (a narrowing of it); else one
+        line naming the first option with a value ``other`` does not cover."""
+        for field, values in self.fields.items():
+            allowed = [value_text(v) for v in other.fields[field]]
+            extra = [value_text(v) for v in values if value_text(v) not in allowed]
+            if extra:
+                return f"{field} {extra[0]} is not among the values it covers: {', '.join(allowed)}"
+        return None
+
     def is_held_out(self, rules: Rules | str | Mapping[str, Any]) -> bool:
         """Whether ``rules`` matches one of the held-out combinations (never drawn for training)."""
         data = Rules.resolve(rules).to_dict()

@@ -292,6 +292,7 @@ def test_agreement_at_another_table_asks_the_teacher_in_the_agents_situations():
 #: Rule sets of both families, and the network of each level expected to play them: the shipped
 #: policy plays its own preset as the strong level; the family's network every other rule set.
 LEVEL_TABLES = [("classic", {}, "ppo_classic.pt"), ("quick", {"moon": "off"}, "classic_strong_moon_off.pt"),
+                ("classic", {"moon": "off", "jack_of_diamonds_bonus": True}, "classic_strong_moon_off_ppo.pt"),
                 ("classic", {"moon": "subtract_from_self"}, "classic_strong.pt"),
                 ("long", {"jack_of_diamonds_bonus": True, "pass_cycle": ["none"]}, "classic_strong.pt"),
                 ("two_player", {}, "two_player_strong.pt"),

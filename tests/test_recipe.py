@@ -28,7 +28,9 @@ def load_shipped(path: Path, tmp_path: Path):
     """A shipped recipe; one that starts from a policy outside the repository (runs/round16.pt)
     is loaded with the shipped classic policy in its place."""
     text = path.read_text()
-    if "\nstart:" not in text:
+    start = next((line.split(":", 1)[1].split("#")[0].strip() for line in text.splitlines() if line.startswith("start:")),
+                 None)
+    if start is None or (path.parent / start).is_file():  # none, or a shipped policy
         return load_recipe(path)
     copy = tmp_path / path.name
     copy.write_text("\n".join(f"start: {CLASSIC_POLICY}" if line.startswith("start:") else line
@@ -51,6 +53,12 @@ def test_shipped_recipes_validate(tmp_path):
     value_rounds = recipes["classic_value_rounds.yaml"].stages[0].rounds
     assert [(r.teacher, r.determinizations) for r in value_rounds] == [("expert-value", 16)] * 2 + [("expert-value", 48)]
     assert all(r.shards_in_memory == 64 for r in value_rounds)
+    # The moon-off network's rounds start from the shipped PPO network and declare the moon-off rule
+    # sets where J♦ scores nothing.
+    moon_off = recipes["classic_strong_moon_off.yaml"]
+    assert len(steps["classic_strong_moon_off.yaml"]) == 10
+    assert moon_off.start.endswith("agents/policies/levels/classic_strong_moon_off_ppo.pt")
+    assert moon_off.rule_space_value.fields["jack_of_diamonds_bonus"] == (False,)
 
 
 def write(tmp_path, text: str) -> Path:
@@ -79,6 +87,9 @@ stages:
     (("name: r", "name: r\nrules: two_player"), "stage a: its config .* plays other rules"),
     (("name: r", "name: r\nevaluation: {opponents: [easy], deals: 0}"), "evaluation.deals"),
     (("name: r", "name: r\nevaluation: {opponents: [nosuchbot]}"), "evaluation.opponents: .*nosuchbot"),
+    (("name: r", "name: r\nrule_space: {family: classic, fields: {moon: [\"off\"]}}"),
+     "rule_space does not cover the recipe's rules: moon \"add_to_others\" is not among"),
+    (("name: r", "name: r\nrule_space: {family: hearts}"), "rule_space: .*unknown rule family"),
     (("temperature: 0.5", "temperature: 0.5, opponent: hardd"), "rounds.0.opponent: .*hardd"),
     (("budgets: [100]}", "budgets: [100], set: {eval_opponents: [hardd]}}"), "eval_opponents: .*hardd"),
     (("{seed: 1, hands: 4}", "{seed: 1, hands: 4}, {seed: 1, hands: 8}"), "its own seed"),

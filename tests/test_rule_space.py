@@ -233,3 +233,28 @@ def test_a_family_narrowed_in_some_options_keeps_the_held_out_combinations_it_st
         RuleSpace.from_dict({"family": "classic", "fields": {"moon": ["off"]}, "held_out": []})
     with pytest.raises(RulesError, match="unknown rule family"):
         RuleSpace.from_dict({"family": "hearts"})
+
+
+def test_a_policy_copy_declares_a_narrower_space_and_refuses_what_it_left_out(tmp_path):
+    from agents.checkpoint import load_net, save_narrowed
+
+    moon_off = RuleSpace.from_dict({"family": "classic", "fields": {"moon": ["off"]}})
+    source = tmp_path / "moon_off.pt"
+    save(source, PolicyNet(hidden=[8]), {"rules": Rules.preset("classic").replace(moon="off").to_dict(),
+                                         "rule_space": moon_off.to_dict()})
+    narrowed = RuleSpace.from_dict({"family": "classic", "fields": {"moon": ["off"], "jack_of_diamonds_bonus": [False]}})
+    out = save_narrowed(source, tmp_path / "narrowed.pt", narrowed)
+    with_jack = Rules.preset("classic").replace(moon="off", jack_of_diamonds_bonus=True)
+    load_policy(source, rules=with_jack)  # the source still plays it
+    with pytest.raises(CheckpointError, match="jack_of_diamonds_bonus true is not among the values it covers: false"):
+        load_policy(out, rules=with_jack)
+    load_policy(out, rules=Rules.preset("quick").replace(moon="off"))
+    assert all(torch.equal(a, b) for a, b in zip(load_net(source)[0].state_dict().values(),
+                                                 load_net(out)[0].state_dict().values()))
+    # A space the policy does not play, or one without its own rules, is refused by the option.
+    with pytest.raises(CheckpointError, match='moon "add_to_others" is not among the values it covers: "off"'):
+        save_narrowed(source, tmp_path / "wider.pt", FAMILIES["classic"])
+    elsewhere = RuleSpace.from_dict({"family": "classic", "fields": {"moon": ["off"], "target_score": [50]}})
+    with pytest.raises(CheckpointError, match="target_score 100 is not among the values it covers: 50"):
+        save_narrowed(source, tmp_path / "elsewhere.pt", elsewhere)
+    assert not (tmp_path / "wider.pt").exists() and not (tmp_path / "elsewhere.pt").exists()

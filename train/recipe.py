@@ -185,7 +185,15 @@ class Recipe:
         if writer is not None:
             writer.close()
         final = self.dir / "policy.pt"
-        if policy is not None and policy.resolve() != final.resolve():
+        space = self.config.rule_space_value
+        if policy is not None and space is not None:
+            from agents.checkpoint import CheckpointError, save_narrowed  # (torch: the train extra)
+
+            try:
+                save_narrowed(policy, final, space)
+            except CheckpointError as err:
+                raise ConfigError(f"rule_space: {err}") from None
+        elif policy is not None and policy.resolve() != final.resolve():
             atomic_files.write_with(final, partial(shutil.copyfile, policy))
         done = self.state["steps"]
         summary = {"policy": str(final), "seconds": round(sum(step["seconds"] for step in done.values()), 1),

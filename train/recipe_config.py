@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, Field, ValidationError, field_validator, model_validator
 
 from agents import AgentSpecError, SlowPlayerError, make, make_table_player
+from hearts_env.rule_space import RuleSpace
 from hearts_env.rules import Rules
 from hearts_env.settings_files import apply_overrides, read_mapping
 
@@ -32,6 +33,7 @@ from .config import (
     check_agents,
     config_from_mapping,
     to_rules,
+    to_space,
     validation_problems,
 )
 from . import distill, value as value_training
@@ -163,11 +165,22 @@ class RecipeConfig(Strict):
                                                 "the recipe file); without it the first stage is a ppo stage")
     stages: list[Stage] = Field(min_length=1)
     evaluation: EvaluationConfig = Field(default_factory=EvaluationConfig)
+    rule_space: Any = Field(None, description="the rule sets the recipe's policy (its policy.pt) declares it plays: "
+                                              "a narrowing of its own space that covers the rules (a family with "
+                                              "some options narrowed, as a training config's rule_space); default: "
+                                              "the policy's own")
 
     @field_validator("rules", mode="before")
     @classmethod
     def _rules(cls, value: Any) -> Any:
         to_rules(value)  # a bad preset or option is refused by name
+        return value
+
+    @field_validator("rule_space")
+    @classmethod
+    def _rule_space(cls, value: Any) -> Any:
+        if value is not None:
+            to_space(value)  # a malformed space is refused by name
         return value
 
     @field_validator("stages")
@@ -190,9 +203,20 @@ class RecipeConfig(Strict):
                              "the policy before it), or give the recipe a start policy (start: PATH)")
         return self
 
+    @model_validator(mode="after")
+    def _rule_space_covers_the_rules(self) -> RecipeConfig:
+        space = self.rule_space_value
+        if space is not None and not space.covers(self.rules_value):
+            raise ValueError(f"rule_space does not cover the recipe's rules: {space.refusal(self.rules_value)}")
+        return self
+
     @property
     def rules_value(self) -> Rules:
         return to_rules(self.rules)
+
+    @property
+    def rule_space_value(self) -> RuleSpace | None:
+        return None if self.rule_space is None else to_space(self.rule_space)
 
 
 def load_recipe(path: str | Path) -> RecipeConfig:
