@@ -24,7 +24,8 @@ recipe's later steps from a policy one of its steps wrote).
 Everything lives in ``<runs_dir>/<name>/``: a folder per stage (the PPO run; for ``improve`` a
 folder per round with its shards and policy), ``recipe.json`` (the config and each finished step's
 policy, time and evaluation), ``recipe.log``, TensorBoard logs of the evaluations in
-``evaluation/``, and ``policy.pt``, a copy of the last step's policy.
+``evaluation/``, and ``policy.pt``, a copy of the last step's policy (declaring the recipe's
+``rule_space`` when it names one: :func:`agents.checkpoint.save_narrowed`).
 
 A finished step is never run again: a PPO run resumes from its checkpoint, a collection skips the
 shards it wrote, a round whose policy exists is done. So the same command after a kill goes on from
