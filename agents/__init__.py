@@ -66,8 +66,9 @@ LEVEL_DIR = POLICY_DIR / "levels"
 LADDER_NAMES = ("classic", "two_player")
 #: The networks the strong level tries before its family's, by measurement (docs/export.md "Levels"):
 #: at the classic rules ``ppo-classic``, which the family's network does not match there, and with
-#: the moon off a network trained on from the family's at those rule sets alone (in the classic
-#: game, where J♦ scores nothing, that network improved further by rounds of rollout labels).
+#: the moon off a network trained on from the family's at those rule sets alone, then improved by
+#: rounds of rollout labels (in the classic game that one plays where J♦ scores nothing, the PPO
+#: network where it counts −10).
 STRONG_FIRST = {"classic": (POLICY_DIR / "ppo_classic.pt", LEVEL_DIR / "classic_strong_moon_off.pt",
                             LEVEL_DIR / "classic_strong_moon_off_ppo.pt"),
                 "two_player": (LEVEL_DIR / "two_player_strong_moon_off.pt",)}

@@ -59,6 +59,9 @@ def test_shipped_recipes_validate(tmp_path):
     assert len(steps["classic_strong_moon_off.yaml"]) == 10
     assert moon_off.start.endswith("agents/policies/levels/classic_strong_moon_off_ppo.pt")
     assert moon_off.rule_space_value.fields["jack_of_diamonds_bonus"] == (False,)
+    two_moon_off = recipes["two_player_strong_moon_off.yaml"]
+    assert len(steps["two_player_strong_moon_off.yaml"]) == 10
+    assert two_moon_off.start.endswith("agents/policies/levels/two_player_strong_moon_off_ppo.pt")
 
 
 def write(tmp_path, text: str) -> Path:
