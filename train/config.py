@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Annotated, Any, Literal, Optional
+from typing import Annotated, Any, ClassVar, Literal, Optional
 
 import numpy as np
 from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator,
@@ -101,7 +101,7 @@ Float = Annotated[float, BeforeValidator(_number)]
 
 
 class Strict(BaseModel):
-    """The base of every settings model (here and in ``train.recipe``): unknown keys refused, frozen."""
+    """The base of every settings model (here and in ``train.recipe_config``): unknown keys refused, frozen."""
 
     # strict: no silent conversion ("1" -> 1, true -> 1, "yes" -> True); Int/Float above admit whole
     # numbers written as floats and NumPy's numbers.
@@ -142,7 +142,45 @@ class ImitationConfig(Strict):
                                                       "agreement measure after imitating (0: not measured)")
 
 
-class TrainConfig(Strict):
+class RuleSettings(Strict):
+    """The base of the settings that name ``rules`` and an optional ``rule_space`` (a training run's,
+    a recipe's): each refused by name when malformed, the space refused when it does not cover the
+    rules, and both read back as ``rules_value`` and ``rule_space_value``. The subclass declares the
+    two fields; ``RULES_OWNER`` names whose rules they are in the refusal."""
+
+    RULES_OWNER: ClassVar[str] = "run's"
+
+    @field_validator("rules", check_fields=False)
+    @classmethod
+    def _rules(cls, value: Any) -> Any:
+        to_rules(value)  # a bad preset or option is refused by name
+        return value
+
+    @field_validator("rule_space", check_fields=False)
+    @classmethod
+    def _rule_space(cls, value: Any) -> Any:
+        if value is not None:
+            to_space(value)  # a malformed space is refused by name
+        return value
+
+    @model_validator(mode="after")
+    def _space_covers_the_rules(self):
+        space = self.rule_space_value
+        if space is not None and not space.covers(self.rules_value):
+            raise ValueError(f"rule_space does not cover the {self.RULES_OWNER} rules: "
+                             f"{space.refusal(self.rules_value)}")
+        return self
+
+    @property
+    def rules_value(self) -> Rules:
+        return to_rules(self.rules)
+
+    @property
+    def rule_space_value(self) -> RuleSpace | None:
+        return None if self.rule_space is None else to_space(self.rule_space)
+
+
+class TrainConfig(RuleSettings):
     run_name: str = Field("ppo", description="folder under the runs directory: a plain folder name (letters, digits, "
                                              "'.', '_', '-', starting with a letter or digit)")
     rules: Any = Field("classic", description="rules preset name or a mapping of options: the run's home rules "
@@ -212,25 +250,9 @@ class TrainConfig(Strict):
                              f"or digit), got {value!r}")
         return value
 
-    @field_validator("rules")
-    @classmethod
-    def _rules(cls, value: Any) -> Any:
-        to_rules(value)
-        return value
-
-    @field_validator("rule_space")
-    @classmethod
-    def _rule_space(cls, value: Any) -> Any:
-        if value is not None:
-            to_space(value)
-        return value
-
     @model_validator(mode="after")
-    def _space_covers_the_rules(self) -> "TrainConfig":
-        space = self.rule_space_value
-        if space is not None and not space.covers(self.rules_value):
-            raise ValueError(f"rule_space does not cover the run's rules: {space.refusal(self.rules_value)}")
-        if space is not None and self.rule_sets_per_round > self.num_tables:
+    def _a_table_for_each_rule_set(self) -> "TrainConfig":
+        if self.rule_space is not None and self.rule_sets_per_round > self.num_tables:
             raise ValueError(f"rule_sets_per_round {self.rule_sets_per_round} is more than num_tables "
                              f"{self.num_tables}: each rule set needs a table")
         return self
@@ -256,14 +278,6 @@ class TrainConfig(Strict):
             raise ValueError("init_from and imitation.teacher both set: start from a checkpoint or imitate a bot, "
                              "not both (set imitation.teacher=null)")
         return self
-
-    @property
-    def rules_value(self) -> Rules:
-        return to_rules(self.rules)
-
-    @property
-    def rule_space_value(self) -> RuleSpace | None:
-        return None if self.rule_space is None else to_space(self.rule_space)
 
 
 def to_rules(value: Any) -> Rules:

@@ -7,13 +7,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import AfterValidator, Field, ValidationError, field_validator, model_validator
 
 from agents import AgentSpecError, SlowPlayerError, make, make_table_player
-from hearts_env.rule_space import RuleSpace
-from hearts_env.rules import Rules
 from hearts_env.settings_files import apply_overrides, read_mapping
 
 from .config import (
@@ -28,12 +26,11 @@ from .config import (
     ConfigError,
     Float,
     Int,
+    RuleSettings,
     Strict,
     TrainConfig,
     check_agents,
     config_from_mapping,
-    to_rules,
-    to_space,
     validation_problems,
 )
 from . import distill, value as value_training
@@ -158,7 +155,9 @@ class EvaluationConfig(Strict):
 Stage = Annotated[PPOStage | ImproveStage | ValueStage, Field(discriminator="kind")]
 
 
-class RecipeConfig(Strict):
+class RecipeConfig(RuleSettings):
+    RULES_OWNER: ClassVar[str] = "recipe's"
+
     name: FolderName = Field(description="the recipe's folder under the runs directory")
     rules: Any = "classic"
     start: str | None = Field(None, description="a policy checkpoint the first stage starts from (relative to "
@@ -169,19 +168,6 @@ class RecipeConfig(Strict):
                                               "a narrowing of its own space that covers the rules (a family with "
                                               "some options narrowed, as a training config's rule_space); default: "
                                               "the policy's own")
-
-    @field_validator("rules", mode="before")
-    @classmethod
-    def _rules(cls, value: Any) -> Any:
-        to_rules(value)  # a bad preset or option is refused by name
-        return value
-
-    @field_validator("rule_space")
-    @classmethod
-    def _rule_space(cls, value: Any) -> Any:
-        if value is not None:
-            to_space(value)  # a malformed space is refused by name
-        return value
 
     @field_validator("stages")
     @classmethod
@@ -202,21 +188,6 @@ class RecipeConfig(Strict):
             raise ValueError("the first stage that makes a policy must be a ppo stage (an improve stage improves "
                              "the policy before it), or give the recipe a start policy (start: PATH)")
         return self
-
-    @model_validator(mode="after")
-    def _rule_space_covers_the_rules(self) -> RecipeConfig:
-        space = self.rule_space_value
-        if space is not None and not space.covers(self.rules_value):
-            raise ValueError(f"rule_space does not cover the recipe's rules: {space.refusal(self.rules_value)}")
-        return self
-
-    @property
-    def rules_value(self) -> Rules:
-        return to_rules(self.rules)
-
-    @property
-    def rule_space_value(self) -> RuleSpace | None:
-        return None if self.rule_space is None else to_space(self.rule_space)
 
 
 def load_recipe(path: str | Path) -> RecipeConfig:
